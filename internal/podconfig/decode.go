@@ -37,9 +37,12 @@ func Decode(data []byte, allowList bool) ([]Decoded, error) {
 	if len(data) > MaxManifestBytes {
 		return nil, fmt.Errorf("manifest is %d bytes, larger than the %d bytes allowed", len(data), MaxManifestBytes)
 	}
-	js, err := yaml.YAMLToJSON(data)
-	if err != nil {
-		return nil, fmt.Errorf("not valid YAML or JSON: %w", err)
+	js := data
+	if !json.Valid(data) { // JSON is decoded as it is, so duplicate keys are seen
+		var err error
+		if js, err = yaml.YAMLToJSON(data); err != nil {
+			return nil, fmt.Errorf("not valid YAML or JSON: %w", err)
+		}
 	}
 	if bytes.Equal(bytes.TrimSpace(js), []byte("null")) {
 		return nil, ErrEmptyManifest
