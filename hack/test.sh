@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# test.sh: everything CI checks, in order. `make test` runs it; .ci/run runs `make test`.
+# Needs root for the end-to-end tests (containerd, mounts, a bridge); installs what it needs.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+export PATH=/usr/local/go/bin:$PATH
+step() { printf '\n=== %s\n' "$*"; }
+
+step "install: Debian packages, containerd $(grep -m1 CONTAINERD_VERSION= hack/testenv.sh | cut -d= -f2), test images"
+bash hack/testenv.sh up
+
+step "gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [[ -n $unformatted ]]; then
+	echo "gofmt needed on:"; echo "$unformatted"; exit 1
+fi
+
+step "go vet"
+go vet ./...
+
+step "unit tests (-race)"
+go test -race -count=1 $(go list ./... | grep -v /test/e2e)
+
+step "fuzzing: FuzzManifest for ${FUZZTIME:=20s}"
+go test -run '^$' -fuzz '^FuzzManifest$' -fuzztime "$FUZZTIME" ./internal/podconfig
+
+step "end-to-end tests on containerd, runc, CNI and a local registry"
+go test -count=1 -timeout 30m -v ./test/e2e/
+
+step "teardown, and nothing left behind"
+bash hack/testenv.sh down
+bash hack/testenv.sh check-clean
+echo "all checks passed"

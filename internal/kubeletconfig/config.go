@@ -1,0 +1,61 @@
+package kubeletconfig
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
+)
+
+// DefaultRootDir is the default of --root-dir. (Upstream: /var/lib/kubelet.)
+const DefaultRootDir = "/var/lib/nodelet"
+
+// Config is nodelet's resolved configuration: upstream defaults, then the
+// --config file, then flags.
+type Config struct {
+	// KubeletConfiguration is the effective configuration, defaulted as
+	// upstream does. Fields nodelet does not implement keep their (defaulted)
+	// file values.
+	KubeletConfiguration kubeletconfigv1beta1.KubeletConfiguration
+	// ConfigFile is --config as given; empty when no file was loaded.
+	ConfigFile string
+	// Kubeconfig is --kubeconfig (used later).
+	Kubeconfig string
+	// RootDir is --root-dir, default DefaultRootDir.
+	RootDir string
+	// HostnameOverride is --hostname-override as given.
+	HostnameOverride string
+	// NodeName is resolved as upstream: --hostname-override if set, else the
+	// host name, trimmed and lower-cased.
+	NodeName string
+	// NodeIP is --node-ip (used later).
+	NodeIP string
+	// Ignored are the JSON paths of file fields set to non-default values
+	// that nodelet does not implement yet, sorted.
+	Ignored []string
+}
+
+// HostnameFunc returns the machine's host name; os.Hostname in production.
+type HostnameFunc func() (string, error)
+
+// resolveNodeName mirrors k8s.io/component-helpers/node/util.GetHostname.
+func resolveNodeName(override string, hostname HostnameFunc) (string, error) {
+	name := override
+	if name == "" {
+		if hostname == nil {
+			hostname = os.Hostname
+		}
+		h, err := hostname()
+		if err != nil {
+			return "", fmt.Errorf("couldn't determine hostname: %w", err)
+		}
+		name = h
+	}
+	name = strings.TrimSpace(name)
+	if name == "" {
+		return "", errors.New("empty hostname is invalid")
+	}
+	return strings.ToLower(name), nil
+}

@@ -1,0 +1,205 @@
+package kubeletconfig
+
+import (
+	goflag "flag"
+	"fmt"
+	"io"
+	"net"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+	"k8s.io/klog/v2"
+	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
+)
+
+// Loader owns nodelet's command-line flags and turns a command line into a
+// Config. Create it with NewFlagSet; it loads once.
+type Loader struct {
+	fs        *pflag.FlagSet
+	klogFlags *goflag.FlagSet
+	logger    klog.Logger // zero: klog.Background() at Load time
+	loaded    bool
+
+	configFile       string
+	kubeconfig       string
+	rootDir          string
+	hostnameOverride string
+	nodeIP           string
+
+	// flagConfig receives KubeletConfiguration flags. It starts as the
+	// flags-only baseline, so flag defaults read as upstream's; only flags
+	// that were set are copied onto the loaded configuration.
+	flagConfig kubeletconfigv1beta1.KubeletConfiguration
+}
+
+// NewFlagSet registers nodelet's flags (upstream kubelet names) on a new
+// pflag.FlagSet and returns the Loader bound to it. The flag set does not
+// exit or print on errors; Load returns them (pflag.ErrHelp for -h/--help).
+func NewFlagSet(name string) *Loader {
+	l := &Loader{
+		fs:         pflag.NewFlagSet(name, pflag.ContinueOnError),
+		klogFlags:  goflag.NewFlagSet("klog", goflag.ContinueOnError),
+		rootDir:    DefaultRootDir,
+		flagConfig: flagsOnlyDefaults(),
+	}
+	l.fs.SetOutput(io.Discard)
+	// As upstream (cliflag.WordSepNormalizeFunc): --pod_manifest_path works.
+	l.fs.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+		return pflag.NormalizedName(strings.ReplaceAll(name, "_", "-"))
+	})
+	l.addFlags()
+	return l
+}
+
+// FlagSet returns the flag set, e.g. for FlagUsages.
+func (l *Loader) FlagSet() *pflag.FlagSet { return l.fs }
+
+func (l *Loader) addFlags() {
+	fs := l.fs
+	fs.StringVar(&l.configFile, "config", l.configFile, "nodelet loads its initial configuration from this file. The path may be absolute or relative; relative paths start at the current working directory. Omit this flag to use the built-in default configuration values. Command-line flags override configuration from this file.")
+	fs.StringVar(&l.kubeconfig, "kubeconfig", l.kubeconfig, "Path to a kubeconfig file, specifying how to connect to the API server. Providing --kubeconfig enables API server mode, omitting --kubeconfig enables standalone mode.")
+	fs.StringVar(&l.rootDir, "root-dir", l.rootDir, "Directory path for managing nodelet files (volume mounts, etc).")
+	fs.StringVar(&l.hostnameOverride, "hostname-override", l.hostnameOverride, "If non-empty, will use this string as identification instead of the actual hostname.")
+	fs.StringVar(&l.nodeIP, "node-ip", l.nodeIP, "IP address (or comma-separated dual-stack IP addresses) of the node.")
+
+	for _, f := range configFlags {
+		f.register(fs, &l.flagConfig)
+	}
+
+	// klog's own -v/--v and --vmodule, via a private Go flag set (never
+	// flag.CommandLine). Setting them changes klog's verbosity at once.
+	klog.InitFlags(l.klogFlags)
+	fs.AddGoFlag(l.klogFlags.Lookup("v"))
+	fs.AddGoFlag(l.klogFlags.Lookup("vmodule"))
+}
+
+// configFlag is a flag that sets a KubeletConfiguration field.
+type configFlag struct {
+	name  string // flag name, as upstream
+	path  string // JSON path of the field it sets
+	usage string
+	// field returns a pointer to the field in kc: *string, *int32,
+	// *time.Duration, *map[string][]string or a pflag.Value.
+	field func(kc *kubeletconfigv1beta1.KubeletConfiguration) any
+}
+
+type kcfg = kubeletconfigv1beta1.KubeletConfiguration
+
+// configFlags are the KubeletConfiguration flags nodelet implements, with the
+// upstream help texts (cmd/kubelet/app/options/options.go).
+var configFlags = []configFlag{
+	{"pod-manifest-path", "staticPodPath", "Path to the directory containing static pod files to run, or the path to a single static pod file. Files starting with dots will be ignored.",
+		func(kc *kcfg) any { return &kc.StaticPodPath }},
+	{"manifest-url", "staticPodURL", "URL for accessing additional Pod specifications to run",
+		func(kc *kcfg) any { return &kc.StaticPodURL }},
+	{"manifest-url-header", "staticPodURLHeader", "Comma-separated list of HTTP headers to use when accessing the url provided to --manifest-url. Multiple headers with the same name will be added in the same order provided. This flag can be repeatedly invoked. For example: --manifest-url-header 'a:hello,b:again,c:world' --manifest-url-header 'b:beautiful'",
+		func(kc *kcfg) any { return &kc.StaticPodURLHeader }},
+	{"file-check-frequency", "fileCheckFrequency", "Duration between checking config files for new data",
+		func(kc *kcfg) any { return &kc.FileCheckFrequency.Duration }},
+	{"http-check-frequency", "httpCheckFrequency", "Duration between checking http for new data",
+		func(kc *kcfg) any { return &kc.HTTPCheckFrequency.Duration }},
+	{"sync-frequency", "syncFrequency", "Max period between synchronizing running containers and config",
+		func(kc *kcfg) any { return &kc.SyncFrequency.Duration }},
+	{"max-pods", "maxPods", "Number of Pods that can run on this node.",
+		func(kc *kcfg) any { return &kc.MaxPods }},
+	{"container-runtime-endpoint", "containerRuntimeEndpoint", "The endpoint of container runtime service. Unix Domain Sockets are supported on Linux. Example: 'unix:///path/to/runtime.sock'",
+		func(kc *kcfg) any { return &kc.ContainerRuntimeEndpoint }},
+	{"address", "address", "The IP address for nodelet to serve on (set to '0.0.0.0' or '::' for listening on all interfaces and IP address families)",
+		func(kc *kcfg) any { return (*ipValue)(&kc.Address) }},
+	{"port", "port", "The port for nodelet to serve on.",
+		func(kc *kcfg) any { return &kc.Port }},
+	{"read-only-port", "readOnlyPort", "The read-only port for nodelet to serve on with no authentication/authorization (set to 0 to disable)",
+		func(kc *kcfg) any { return &kc.ReadOnlyPort }},
+}
+
+func (f configFlag) register(fs *pflag.FlagSet, kc *kcfg) {
+	switch p := f.field(kc).(type) {
+	case *string:
+		fs.StringVar(p, f.name, *p, f.usage)
+	case *int32:
+		fs.Int32Var(p, f.name, *p, f.usage)
+	case *time.Duration:
+		fs.DurationVar(p, f.name, *p, f.usage)
+	case *map[string][]string:
+		fs.Var(&headerValue{m: p}, f.name, f.usage)
+	case pflag.Value:
+		fs.Var(p, f.name, f.usage)
+	default:
+		panic(fmt.Sprintf("kubeletconfig: flag --%s: unsupported field type %T", f.name, p))
+	}
+}
+
+// apply copies the field this flag sets from src to dst.
+func (f configFlag) apply(dst, src *kcfg) {
+	reflect.ValueOf(f.field(dst)).Elem().Set(reflect.ValueOf(f.field(src)).Elem())
+}
+
+// covers reports whether a validation error at path is about this flag's field.
+func (f configFlag) covers(path string) bool {
+	return path == f.path || strings.HasPrefix(path, f.path+".") || strings.HasPrefix(path, f.path+"[")
+}
+
+// ipValue is a string flag that must hold an IP address (upstream
+// pkg/util/flag.IPVar).
+type ipValue string
+
+func (v *ipValue) String() string { return string(*v) }
+func (v *ipValue) Type() string   { return "ip" }
+func (v *ipValue) Set(s string) error {
+	if net.ParseIP(s) == nil {
+		return fmt.Errorf("%q is not a valid IP address", s)
+	}
+	*v = ipValue(s)
+	return nil
+}
+
+// headerValue parses "key:value" pairs separated by commas into a
+// map[string][]string, like upstream's ColonSeparatedMultimapStringString:
+// the first Set replaces the existing map, later Sets (repeated flags) append,
+// and repeated keys keep their values in order.
+type headerValue struct {
+	m           *map[string][]string
+	initialized bool
+}
+
+func (v *headerValue) Type() string { return "colonSeparatedMultimapStringString" }
+
+func (v *headerValue) Set(s string) error {
+	if !v.initialized || *v.m == nil {
+		*v.m = map[string][]string{}
+		v.initialized = true
+	}
+	for _, pair := range strings.Split(s, ",") {
+		if pair == "" {
+			continue
+		}
+		k, val, ok := strings.Cut(pair, ":")
+		if !ok {
+			return fmt.Errorf("malformed pair %q, expect key:value", pair)
+		}
+		k = strings.TrimSpace(k)
+		(*v.m)[k] = append((*v.m)[k], strings.TrimSpace(val))
+	}
+	return nil
+}
+
+func (v *headerValue) String() string {
+	if v.m == nil {
+		return ""
+	}
+	keys := make([]string, 0, len(*v.m))
+	for k := range *v.m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var pairs []string
+	for _, k := range keys {
+		for _, val := range (*v.m)[k] {
+			pairs = append(pairs, k+":"+val)
+		}
+	}
+	return strings.Join(pairs, ",")
+}

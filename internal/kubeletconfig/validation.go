@@ -1,0 +1,146 @@
+package kubeletconfig
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"slices"
+	"strings"
+
+	"golang.org/x/net/http/httpguts"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
+)
+
+// validate checks the fields nodelet implements or accepts (implemented.go)
+// on a fully resolved configuration. Paths are the JSON field paths of the
+// config file. Rules follow upstream validation where upstream has one
+// (ports, maxPods, nodeLeaseDurationSeconds, containerRuntimeEndpoint) and are
+// stricter where nodelet would otherwise misbehave at run time (zero periods,
+// malformed URLs, header names, endpoints).
+func validate(kc *kubeletconfigv1beta1.KubeletConfiguration) field.ErrorList {
+	var errs field.ErrorList
+
+	for _, d := range []struct {
+		name  string
+		value metav1.Duration
+	}{
+		{"fileCheckFrequency", kc.FileCheckFrequency},
+		{"httpCheckFrequency", kc.HTTPCheckFrequency},
+		{"syncFrequency", kc.SyncFrequency},
+		{"nodeStatusUpdateFrequency", kc.NodeStatusUpdateFrequency},
+		{"nodeStatusReportFrequency", kc.NodeStatusReportFrequency},
+		{"runtimeRequestTimeout", kc.RuntimeRequestTimeout},
+	} {
+		if d.value.Duration <= 0 {
+			errs = append(errs, field.Invalid(field.NewPath(d.name), d.value.Duration.String(), "must be greater than 0"))
+		}
+	}
+
+	if kc.NodeLeaseDurationSeconds <= 0 {
+		errs = append(errs, field.Invalid(field.NewPath("nodeLeaseDurationSeconds"), kc.NodeLeaseDurationSeconds, "must be greater than 0"))
+	}
+	if kc.MaxPods < 0 {
+		errs = append(errs, field.Invalid(field.NewPath("maxPods"), kc.MaxPods, "must not be negative"))
+	}
+	if net.ParseIP(kc.Address) == nil {
+		errs = append(errs, field.Invalid(field.NewPath("address"), kc.Address, "must be a valid IP address"))
+	}
+	if kc.Port < 1 || kc.Port > 65535 {
+		errs = append(errs, field.Invalid(field.NewPath("port"), kc.Port, "must be between 1 and 65535"))
+	}
+	if kc.ReadOnlyPort < 0 || kc.ReadOnlyPort > 65535 {
+		errs = append(errs, field.Invalid(field.NewPath("readOnlyPort"), kc.ReadOnlyPort, "must be between 0 and 65535"))
+	}
+
+	errs = append(errs, validateRuntimeEndpoint(kc.ContainerRuntimeEndpoint, field.NewPath("containerRuntimeEndpoint"))...)
+	errs = append(errs, validateStaticPodURL(kc.StaticPodURL, field.NewPath("staticPodURL"))...)
+	errs = append(errs, validateHeaders(kc.StaticPodURLHeader, field.NewPath("staticPodURLHeader"))...)
+	return errs
+}
+
+// validateRuntimeEndpoint accepts unix:///abs/path.sock, as upstream on Linux,
+// and a bare absolute path, which upstream still accepts (with a deprecation
+// warning) by prefixing unix://.
+func validateRuntimeEndpoint(ep string, p *field.Path) field.ErrorList {
+	if ep == "" {
+		return field.ErrorList{field.Required(p, "")}
+	}
+	if strings.HasPrefix(ep, "/") {
+		return nil
+	}
+	u, err := url.Parse(ep)
+	switch {
+	case err != nil:
+		return field.ErrorList{field.Invalid(p, ep, err.Error())}
+	case u.Scheme == "":
+		return field.ErrorList{field.Invalid(p, ep, "must be a unix:// URL or an absolute path")}
+	case u.Scheme != "unix":
+		return field.ErrorList{field.Invalid(p, ep, fmt.Sprintf("scheme %q is not supported, must be unix", u.Scheme))}
+	case u.Host != "" || !strings.HasPrefix(u.Path, "/"):
+		return field.ErrorList{field.Invalid(p, ep, "must be unix:// followed by an absolute socket path, e.g. "+defaultContainerRuntimeEndpoint)}
+	}
+	return nil
+}
+
+// validateStaticPodURL requires an absolute http or https URL when set.
+func validateStaticPodURL(raw string, p *field.Path) field.ErrorList {
+	if raw == "" {
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return field.ErrorList{field.Invalid(p, raw, err.Error())}
+	}
+	if u.Scheme != "http" && u.Scheme != "https" || u.Host == "" {
+		return field.ErrorList{field.Invalid(p, raw, "must be an absolute http:// or https:// URL")}
+	}
+	return nil
+}
+
+// validateHeaders requires valid HTTP header field names and values.
+func validateHeaders(h map[string][]string, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	keys := make([]string, 0, len(h))
+	for k := range h {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if !httpguts.ValidHeaderFieldName(k) {
+			errs = append(errs, field.Invalid(p.Key(k), k, "must be a valid HTTP header name"))
+			continue
+		}
+		for i, v := range h[k] {
+			if !httpguts.ValidHeaderFieldValue(v) {
+				errs = append(errs, field.Invalid(p.Key(k).Index(i), v, "must be a valid HTTP header value"))
+			}
+		}
+	}
+	return errs
+}
+
+// validateNodeIP checks --node-ip: one IP, or two of different families
+// (dual-stack), as upstream's ParseNodeIPArgument.
+func validateNodeIP(s string) error {
+	if s == "" {
+		return nil
+	}
+	parts := strings.Split(s, ",")
+	if len(parts) > 2 {
+		return fmt.Errorf("%q: at most two comma-separated IP addresses (one IPv4, one IPv6) are allowed", s)
+	}
+	var ips []net.IP
+	for _, part := range parts {
+		ip := net.ParseIP(strings.TrimSpace(part))
+		if ip == nil {
+			return fmt.Errorf("%q: %q is not a valid IP address", s, strings.TrimSpace(part))
+		}
+		ips = append(ips, ip)
+	}
+	if len(ips) == 2 && (ips[0].To4() == nil) == (ips[1].To4() == nil) {
+		return fmt.Errorf("%q: two addresses must be one IPv4 and one IPv6", s)
+	}
+	return nil
+}

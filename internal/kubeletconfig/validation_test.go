@@ -1,0 +1,84 @@
+package kubeletconfig
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestValidateFileValues(t *testing.T) {
+	tests := []struct {
+		name string
+		body string
+		want string // "" means valid
+	}{
+		{"readOnlyPort too large", "readOnlyPort: 70000", "readOnlyPort: Invalid value: 70000: must be between 0 and 65535"},
+		{"readOnlyPort negative", "readOnlyPort: -1", "readOnlyPort: Invalid value: -1"},
+		{"readOnlyPort zero disables", "readOnlyPort: 0", ""},
+		{"port too large", "port: 65536", "port: Invalid value: 65536: must be between 1 and 65535"},
+		{"negative fileCheckFrequency", "fileCheckFrequency: -20s", `fileCheckFrequency: Invalid value: "-20s": must be greater than 0`},
+		{"negative httpCheckFrequency", "httpCheckFrequency: -1m", `httpCheckFrequency: Invalid value: "-1m0s"`},
+		{"negative syncFrequency", "syncFrequency: -1s", `syncFrequency: Invalid value: "-1s"`},
+		{"negative nodeStatusUpdateFrequency", "nodeStatusUpdateFrequency: -10s", `nodeStatusUpdateFrequency: Invalid value: "-10s"`},
+		{"negative nodeStatusReportFrequency", "nodeStatusReportFrequency: -1s", `nodeStatusReportFrequency: Invalid value: "-1s"`},
+		{"negative runtimeRequestTimeout", "runtimeRequestTimeout: -1s", `runtimeRequestTimeout: Invalid value: "-1s"`},
+		{"negative nodeLeaseDurationSeconds", "nodeLeaseDurationSeconds: -40", "nodeLeaseDurationSeconds: Invalid value: -40: must be greater than 0"},
+		{"negative maxPods", "maxPods: -1", "maxPods: Invalid value: -1: must not be negative"},
+		{"zero maxPods defaults", "maxPods: 0", ""},
+		{"address not an IP", "address: localhost", `address: Invalid value: "localhost": must be a valid IP address`},
+		{"IPv6 address", `address: "::"`, ""},
+		{"runtime endpoint bare path", "containerRuntimeEndpoint: /run/containerd/containerd.sock", ""},
+		{"runtime endpoint unix:/path", "containerRuntimeEndpoint: unix:/run/crio/crio.sock", ""},
+		{"runtime endpoint relative path", "containerRuntimeEndpoint: run/x.sock", `containerRuntimeEndpoint: Invalid value: "run/x.sock": must be a unix:// URL or an absolute path`},
+		{"runtime endpoint with host", "containerRuntimeEndpoint: unix://run/x.sock", "containerRuntimeEndpoint: Invalid value: \"unix://run/x.sock\": must be unix:// followed by an absolute socket path"},
+		{"runtime endpoint npipe", "containerRuntimeEndpoint: npipe:////./pipe/containerd", `scheme "npipe" is not supported`},
+		{"staticPodURL without scheme", "staticPodURL: example.com/pods", `staticPodURL: Invalid value: "example.com/pods": must be an absolute http:// or https:// URL`},
+		{"staticPodURL http", "staticPodURL: http://10.0.0.1:8080/pods", ""},
+		{"header name with space", "staticPodURLHeader:\n  'X Bad': [a]", `staticPodURLHeader[X Bad]: Invalid value: "X Bad": must be a valid HTTP header name`},
+		{"header value with newline", "staticPodURLHeader:\n  X-Ok: [\"a\", \"b\\nc\"]", `staticPodURLHeader[X-Ok][1]: Invalid value: "b\nc": must be a valid HTTP header value`},
+		{"several errors, all reported", "port: 70000\nmaxPods: -3\n", "[maxPods: Invalid value: -3: must not be negative, port: Invalid value: 70000: must be between 1 and 65535]"},
+		{"logging.verbosity out of klog's range", "logging:\n  verbosity: 4294967295", "logging.verbosity: Invalid value: 4294967295"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			restoreKlog(t)
+			path := writeConfig(t, header+tt.body+"\n")
+			_, err := Load([]string{"--config", path}, fixedHostname("n"))
+			if tt.want == "" {
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("Load succeeded, want error containing %q", tt.want)
+			}
+			msg := err.Error()
+			if !strings.HasPrefix(msg, "load "+path+": ") || !strings.Contains(msg, tt.want) {
+				t.Errorf("err = %q, want \"load %s: ...%s...\"", msg, path, tt.want)
+			}
+		})
+	}
+}
+
+func TestValidateNodeIP(t *testing.T) {
+	tests := []struct {
+		in    string
+		valid bool
+	}{
+		{"", true},
+		{"10.0.0.1", true},
+		{"fd00::1", true},
+		{"::", true},
+		{"10.0.0.1,fd00::1", true},
+		{"fd00::1, 10.0.0.1", true},
+		{"10.0.0.1,10.0.0.2", false},
+		{"fd00::1,fd00::2", false},
+		{"10.0.0.1,fd00::1,10.0.0.2", false},
+		{"node.example", false},
+	}
+	for _, tt := range tests {
+		if err := validateNodeIP(tt.in); (err == nil) != tt.valid {
+			t.Errorf("validateNodeIP(%q) = %v, want valid=%v", tt.in, err, tt.valid)
+		}
+	}
+}
