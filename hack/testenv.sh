@@ -1,0 +1,497 @@
+#!/usr/bin/env bash
+# testenv.sh: the real container runtime test environment for nodelet.
+#
+# Usage (as root, Debian 12):
+#   hack/testenv.sh up           install packages, build containerd if missing, start containerd
+#                                and a local registry, push the test images, print the env to use
+#   hack/testenv.sh down         remove every pod through CRI, stop daemons and shims, unmount,
+#                                delete the bridge; keeps images and containerd content (warm next up)
+#   hack/testenv.sh status       print what runs; exit 0 only when containerd and the registry run
+#   hack/testenv.sh check-clean  exit 1 if a daemon, shim, container, mount or the bridge remains
+#   hack/testenv.sh purge        down, then delete TESTENV_DIR entirely
+#   hack/testenv.sh env          print the environment variables to use
+#
+# Everything lives under TESTENV_DIR (default /var/lib/nodelet-testenv), never in the git tree.
+# containerd binaries are cached in NODELET_BIN_CACHE (default /var/cache/nodelet/bin).
+# One environment per machine: it owns 127.0.0.1:5000, the bridge nodelet0 and 10.88.0.0/16.
+set -euo pipefail
+
+TESTENV_DIR=${TESTENV_DIR:-/var/lib/nodelet-testenv}
+[[ $TESTENV_DIR == / ]] || TESTENV_DIR=${TESTENV_DIR%/}
+BIN_CACHE=${NODELET_BIN_CACHE:-/var/cache/nodelet/bin}
+CONTAINERD_VERSION=v2.4.2
+REGISTRY_ADDR=127.0.0.1:5000
+BRIDGE=nodelet0
+SUBNET=10.88.0.0/16
+CNI_NETWORK=nodelet-testenv
+PAUSE_IMAGE=registry.k8s.io/pause:3.10
+PACKAGES=(runc containernetworking-plugins docker-registry busybox-static iproute2 iptables
+	curl gcc libc6-dev)
+REPO_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+SOCK=$TESTENV_DIR/containerd.sock
+CTRD_CONFIG=$TESTENV_DIR/containerd/config.toml
+REG_CONFIG=$TESTENV_DIR/registry/config.yml
+CNI_CONF_DIR=$TESTENV_DIR/cni/net.d
+LOG_DIR=$TESTENV_DIR/logs
+RUN_DIR=$TESTENV_DIR/run
+TOOLS_DIR=$TESTENV_DIR/bin
+
+log() { echo "testenv: $*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+
+check_dir() {
+	[[ $TESTENV_DIR == /?* ]] || die "TESTENV_DIR must be an absolute path other than /, got '$TESTENV_DIR'"
+	[[ $TESTENV_DIR/ != "$REPO_DIR"/* ]] || die "TESTENV_DIR ($TESTENV_DIR) must not be inside the git tree"
+}
+
+need_root() { [[ $(id -u) -eq 0 ]] || die "must run as root (containerd, mounts, bridge)"; }
+
+# lock serializes concurrent invocations (e.g. two test binaries calling up).
+# Daemons are started with fd 9 closed so that they never hold it.
+lock() {
+	mkdir -p "$TESTENV_DIR"
+	exec 9>"$TESTENV_DIR/testenv.lock"
+	flock -w 1200 9 || die "timed out waiting for $TESTENV_DIR/testenv.lock"
+}
+
+# ---------------------------------------------------------------- processes
+
+# pid_alive PIDFILE: prints the PID if the recorded process still runs from TESTENV_DIR.
+pid_alive() {
+	local pid
+	[[ -s $1 ]] || return 1
+	pid=$(<"$1")
+	[[ $pid =~ ^[0-9]+$ ]] && alive "$pid" || return 1
+	tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$TESTENV_DIR" || return 1
+	echo "$pid"
+}
+
+# our_pids REGEX: PIDs of processes whose command name matches REGEX and whose
+# command line references TESTENV_DIR.
+our_pids() {
+	local d pid comm
+	for d in /proc/[0-9]*; do
+		pid=${d#/proc/}
+		comm=$(cat "$d/comm" 2>/dev/null) || continue
+		[[ $comm =~ $1 ]] || continue
+		tr '\0' ' ' <"$d/cmdline" 2>/dev/null | grep -qF -- "$TESTENV_DIR" || continue
+		echo "$pid"
+	done
+}
+
+shim_pids() { our_pids '^containerd-shim'; }
+
+# alive PID: the process exists and is not a zombie.
+# shellcheck disable=SC2317 # called through wait_for
+alive() {
+	local st
+	st=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 1
+	[[ -n $st && $st != Z ]]
+}
+
+# shellcheck disable=SC2317 # called through wait_for
+none_alive() {
+	local pid
+	for pid in "$@"; do alive "$pid" && return 1; done
+	return 0
+}
+
+# stop_pids SECONDS PID...: SIGTERM, wait, then SIGKILL.
+stop_pids() {
+	local wait=$1
+	shift
+	[[ $# -gt 0 ]] || return 0
+	kill -TERM "$@" 2>/dev/null || true
+	wait_for "$wait" none_alive "$@" && return 0
+	log "killing $* (did not exit after SIGTERM)"
+	kill -KILL "$@" 2>/dev/null || true
+	wait_for 5 none_alive "$@" || log "WARNING: processes $* still exist"
+}
+
+# wait_for SECONDS COMMAND...: retry COMMAND until it succeeds.
+wait_for() {
+	local deadline=$((SECONDS + $1))
+	shift
+	until "$@" >/dev/null 2>&1; do
+		((SECONDS < deadline)) || return 1
+		sleep 0.1
+	done
+}
+
+# ---------------------------------------------------------------- install
+
+ensure_packages() {
+	local missing=() p
+	for p in "${PACKAGES[@]}"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+	done
+	[[ ${#missing[@]} -eq 0 ]] && return 0
+	log "installing Debian packages: ${missing[*]}"
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+}
+
+have_containerd() {
+	local b
+	for b in containerd containerd-shim-runc-v2 ctr; do
+		[[ -x $BIN_CACHE/$b ]] || return 1
+	done
+	"$BIN_CACHE/containerd" --version 2>/dev/null | grep -qE " v?${CONTAINERD_VERSION#v}([+ ]|$)"
+}
+
+ensure_containerd() {
+	have_containerd && return 0
+	command -v go >/dev/null || die "go is needed to build containerd $CONTAINERD_VERSION"
+	mkdir -p "$BIN_CACHE" "$LOG_DIR"
+	# Someone else (another up, or a manual go install) may be building right now.
+	exec 8>"$BIN_CACHE/.build.lock"
+	flock -w 1200 8 || die "timed out waiting for $BIN_CACHE/.build.lock"
+	local i
+	for ((i = 0; i < 1200; i++)); do
+		pgrep -f 'go install .*containerd/v2/cmd/' >/dev/null || break
+		((i % 30 == 0)) && log "waiting for a running containerd build to finish"
+		sleep 1
+	done
+	if ! have_containerd; then
+		log "building containerd $CONTAINERD_VERSION into $BIN_CACHE (a few minutes on 2 cores)"
+		local start=$SECONDS
+		local pkg=github.com/containerd/containerd/v2/cmd
+		GOBIN=$BIN_CACHE GOFLAGS=-buildvcs=false go install -tags no_btrfs \
+			"$pkg/containerd@$CONTAINERD_VERSION" "$pkg/containerd-shim-runc-v2@$CONTAINERD_VERSION" \
+			"$pkg/ctr@$CONTAINERD_VERSION" >"$LOG_DIR/containerd-build.log" 2>&1 ||
+			die "containerd build failed, see $LOG_DIR/containerd-build.log"
+		log "built containerd in $((SECONDS - start))s"
+	fi
+	exec 8>&-
+	have_containerd || die "containerd $CONTAINERD_VERSION missing in $BIN_CACHE after build"
+}
+
+# ---------------------------------------------------------------- config
+
+write_file() { # write_file PATH: stdin to PATH, only if it changed
+	local tmp
+	tmp=$(mktemp "$1.XXXXXX")
+	cat >"$tmp"
+	if cmp -s "$tmp" "$1"; then rm -f "$tmp"; else mv -f "$tmp" "$1"; fi
+}
+
+write_configs() {
+	mkdir -p "$TESTENV_DIR"/{containerd,root,state,registry/data,cni/ipam,opt} \
+		"$CNI_CONF_DIR" "$LOG_DIR" "$RUN_DIR" "$TOOLS_DIR" "$TESTENV_DIR/certs.d"
+	chmod 0711 "$TESTENV_DIR"
+
+	write_file "$CNI_CONF_DIR/10-nodelet.conflist" <<EOF
+{
+  "cniVersion": "1.0.0",
+  "name": "$CNI_NETWORK",
+  "plugins": [
+    {"type": "bridge", "bridge": "$BRIDGE", "isGateway": true, "ipMasq": false, "hairpinMode": true,
+     "ipam": {"type": "host-local", "dataDir": "$TESTENV_DIR/cni/ipam",
+              "ranges": [[{"subnet": "$SUBNET"}]], "routes": [{"dst": "0.0.0.0/0"}]}},
+    {"type": "portmap", "capabilities": {"portMappings": true}}
+  ]
+}
+EOF
+
+	# Shim sockets default to /run/containerd/s; keep them here when the path is short
+	# enough (containerd allows 38 characters).
+	local shim_sockets="" s_dir=$TESTENV_DIR/s
+	if [[ ${#s_dir} -le 38 ]]; then
+		mkdir -p "$s_dir" && chmod 0700 "$s_dir"
+		shim_sockets="socket_dir = '$s_dir'"
+	fi
+	write_file "$CTRD_CONFIG" <<EOF
+# Generated by hack/testenv.sh. containerd 2.x configuration (version 3).
+version = 3
+root = '$TESTENV_DIR/root'
+state = '$TESTENV_DIR/state'
+imports = []
+
+[grpc]
+  address = '$SOCK'
+
+[ttrpc]
+  address = '$SOCK.ttrpc'
+
+[plugins]
+  [plugins.'io.containerd.cri.v1.images']
+    snapshotter = 'overlayfs'
+    [plugins.'io.containerd.cri.v1.images'.pinned_images]
+      sandbox = '$PAUSE_IMAGE'
+    [plugins.'io.containerd.cri.v1.images'.registry]
+      config_path = '$TESTENV_DIR/certs.d'
+
+  [plugins.'io.containerd.cri.v1.runtime']
+    # REQUIRED here: root lacks CAP_SYS_RESOURCE, negative oom_score_adj breaks runc create.
+    restrict_oom_score_adj = true
+    netns_mounts_under_state_dir = true
+    [plugins.'io.containerd.cri.v1.runtime'.containerd]
+      default_runtime_name = 'runc'
+      [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
+        runtime_type = 'io.containerd.runc.v2'
+        [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
+          SystemdCgroup = false
+          Root = '$TESTENV_DIR/runc'
+    [plugins.'io.containerd.cri.v1.runtime'.cni]
+      bin_dirs = ['/usr/lib/cni']
+      conf_dir = '$CNI_CONF_DIR'
+      max_conf_num = 1
+
+  [plugins.'io.containerd.grpc.v1.cri']
+    disable_tcp_service = true
+    stream_server_address = '127.0.0.1'
+    stream_server_port = '0'
+
+  [plugins.'io.containerd.internal.v1.opt']
+    path = '$TESTENV_DIR/opt'
+
+  [plugins.'io.containerd.nri.v1.nri']
+    disable = true
+
+  [plugins.'io.containerd.shim.v1.manager']
+    $shim_sockets
+
+  [plugins.'io.containerd.transfer.v1.local']
+    config_path = '$TESTENV_DIR/certs.d'
+EOF
+
+	local host
+	for host in registry.k8s.io docker.io; do
+		mkdir -p "$TESTENV_DIR/certs.d/$host"
+		local server=https://$host
+		[[ $host == docker.io ]] && server=https://registry-1.docker.io
+		write_file "$TESTENV_DIR/certs.d/$host/hosts.toml" <<EOF
+# Resolve $host from the local test registry only.
+server = "$server"
+
+[host."http://$REGISTRY_ADDR"]
+  capabilities = ["pull", "resolve"]
+EOF
+	done
+	mkdir -p "$TESTENV_DIR/certs.d/$REGISTRY_ADDR"
+	write_file "$TESTENV_DIR/certs.d/$REGISTRY_ADDR/hosts.toml" <<EOF
+server = "http://$REGISTRY_ADDR"
+EOF
+
+	write_file "$REG_CONFIG" <<EOF
+# Generated by hack/testenv.sh.
+version: 0.1
+log:
+  level: warn
+  accesslog:
+    disabled: true
+storage:
+  filesystem:
+    rootdirectory: $TESTENV_DIR/registry/data
+  delete:
+    enabled: true
+http:
+  addr: $REGISTRY_ADDR
+  secret: nodelet-testenv-local-only
+EOF
+}
+
+# ---------------------------------------------------------------- daemons
+
+registry_ok() { curl -sf -o /dev/null "http://$REGISTRY_ADDR/v2/"; }
+containerd_ok() { [[ -S $SOCK ]] && "$BIN_CACHE/ctr" -a "$SOCK" version; }
+
+start_registry() {
+	if pid_alive "$RUN_DIR/registry.pid" >/dev/null && registry_ok; then return 0; fi
+	! registry_ok || die "$REGISTRY_ADDR answers but is not this environment's registry (ss -ltnp sport = :5000)"
+	log "starting docker-registry on $REGISTRY_ADDR"
+	# 9>&-: the daemon must not inherit (and hold) the testenv lock.
+	setsid nohup docker-registry serve "$REG_CONFIG" >>"$LOG_DIR/registry.log" 2>&1 </dev/null 9>&- &
+	echo $! >"$RUN_DIR/registry.pid"
+	wait_for 30 registry_ok || die "registry did not answer; see $LOG_DIR/registry.log"
+}
+
+start_containerd() {
+	if pid_alive "$RUN_DIR/containerd.pid" >/dev/null && containerd_ok >/dev/null 2>&1; then return 0; fi
+	local old
+	if old=$(pid_alive "$RUN_DIR/containerd.pid"); then
+		log "containerd (pid $old) does not answer; restarting it"
+		stop_pids 10 "$old"
+	fi
+	log "starting containerd $CONTAINERD_VERSION on $SOCK"
+	rm -f "$SOCK" "$SOCK.ttrpc"
+	PATH=$BIN_CACHE:$PATH setsid nohup "$BIN_CACHE/containerd" --config "$CTRD_CONFIG" \
+		>>"$LOG_DIR/containerd.log" 2>&1 </dev/null 9>&- &
+	echo $! >"$RUN_DIR/containerd.pid"
+	if ! wait_for 60 containerd_ok; then
+		tail -n 20 "$LOG_DIR/containerd.log" >&2 || true
+		die "containerd did not answer on $SOCK; see $LOG_DIR/containerd.log"
+	fi
+}
+
+# go_tool NAME: build ./hack/NAME into TOOLS_DIR (cached by the go build cache).
+go_tool() {
+	(cd "$REPO_DIR" && GOFLAGS=-buildvcs=false go build -o "$TOOLS_DIR/$1" "./hack/$1") ||
+		die "building hack/$1 failed"
+}
+
+push_images() {
+	go_tool testimages
+	"$TOOLS_DIR/testimages" -registry "$REGISTRY_ADDR" -src "$REPO_DIR/hack/testimages" \
+		-busybox /bin/busybox -workdir "$TESTENV_DIR/tmp" || die "pushing test images failed"
+}
+
+print_env() {
+	cat <<EOF
+CONTAINER_RUNTIME_ENDPOINT=unix://$SOCK
+IMAGE_SERVICE_ENDPOINT=unix://$SOCK
+TESTENV_DIR=$TESTENV_DIR
+TESTENV_REGISTRY=$REGISTRY_ADDR
+CONTAINERD_BIN_DIR=$BIN_CACHE
+EOF
+}
+
+cmd_up() {
+	need_root
+	lock
+	ensure_packages
+	ensure_containerd
+	write_configs
+	start_registry
+	start_containerd
+	push_images
+	log "up: containerd $CONTAINERD_VERSION (pid $(<"$RUN_DIR/containerd.pid")), registry (pid $(<"$RUN_DIR/registry.pid"))"
+	print_env
+}
+
+# ---------------------------------------------------------------- teardown
+
+# mounts_under: mount points under TESTENV_DIR, deepest first.
+mounts_under() {
+	awk -v p="$TESTENV_DIR/" '{ m = $5; gsub(/\\040/, " ", m); if (index(m, p) == 1) print m }' \
+		/proc/self/mountinfo | sort -r
+}
+
+unmount_all() {
+	local m i
+	local -a mounts
+	for ((i = 0; i < 3; i++)); do
+		mapfile -t mounts < <(mounts_under)
+		[[ ${#mounts[@]} -eq 0 ]] && return 0
+		for m in "${mounts[@]}"; do
+			umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || log "WARNING: cannot unmount $m"
+		done
+	done
+	[[ -z $(mounts_under) ]] || log "WARNING: mounts remain under $TESTENV_DIR"
+}
+
+# runc_roots: runc state directories (one per containerd namespace).
+runc_roots() { [[ -d $TESTENV_DIR/runc ]] && find "$TESTENV_DIR/runc" -mindepth 1 -maxdepth 1 -type d; }
+
+kill_containers() {
+	local root id
+	while read -r root; do
+		[[ -n $root ]] || continue
+		for id in $(runc --root "$root" list -q 2>/dev/null); do
+			log "force-deleting leftover container $id"
+			runc --root "$root" delete -f "$id" 2>/dev/null || log "WARNING: runc delete $id failed"
+		done
+	done < <(runc_roots)
+}
+
+cmd_down() {
+	need_root
+	lock
+	local pid
+	local -a shims
+	if pid=$(pid_alive "$RUN_DIR/containerd.pid") && containerd_ok >/dev/null 2>&1; then
+		if go_tool cri-clean; then
+			"$TOOLS_DIR/cri-clean" -endpoint "unix://$SOCK" -timeout 2m ||
+				log "WARNING: removing pods through CRI failed; forcing cleanup"
+		fi
+	fi
+	if pid=$(pid_alive "$RUN_DIR/containerd.pid"); then log "stopping containerd (pid $pid)" && stop_pids 15 "$pid"; fi
+	kill_containers
+	mapfile -t shims < <(shim_pids)
+	[[ ${#shims[@]} -eq 0 ]] || { log "stopping shims ${shims[*]}" && stop_pids 5 "${shims[@]}"; }
+	if pid=$(pid_alive "$RUN_DIR/registry.pid"); then log "stopping registry (pid $pid)" && stop_pids 10 "$pid"; fi
+	rm -f "$RUN_DIR"/*.pid "$SOCK" "$SOCK.ttrpc"
+	unmount_all
+	# netns bind-mount targets and host-local IP leases of pods that are gone.
+	find "$TESTENV_DIR/state" -path '*/netns/cni-*' -delete 2>/dev/null || true
+	rm -rf "$TESTENV_DIR/cni/ipam/$CNI_NETWORK" /var/lib/cni/results/"$CNI_NETWORK"-* 2>/dev/null || true
+	# state is containerd's /run: wipe it like a reboot would, but never across a mount.
+	[[ -n $(mounts_under) ]] || rm -rf --one-file-system "$TESTENV_DIR/state"
+	if ip link show "$BRIDGE" >/dev/null 2>&1; then
+		log "deleting bridge $BRIDGE"
+		ip link del "$BRIDGE" || log "WARNING: cannot delete bridge $BRIDGE"
+	fi
+	log "down"
+}
+
+cmd_purge() {
+	cmd_down
+	[[ -z $(mounts_under) ]] || die "mounts remain under $TESTENV_DIR; not deleting it"
+	log "deleting $TESTENV_DIR"
+	rm -rf --one-file-system "$TESTENV_DIR"
+}
+
+# ---------------------------------------------------------------- inspection
+
+cmd_status() {
+	local rc=0 pid
+	if pid=$(pid_alive "$RUN_DIR/containerd.pid") && containerd_ok >/dev/null 2>&1; then
+		echo "containerd: running (pid $pid), socket $SOCK"
+		echo "containers (sandboxes included): $("$BIN_CACHE/ctr" -a "$SOCK" -n k8s.io c ls -q 2>/dev/null | wc -l)"
+		"$BIN_CACHE/ctr" -a "$SOCK" -n k8s.io images ls -q 2>/dev/null | grep -v '^sha256:' | sed 's/^/image: /' || true
+	else
+		echo "containerd: not running or not answering (pid ${pid:-none})"
+		rc=1
+	fi
+	if pid=$(pid_alive "$RUN_DIR/registry.pid") && registry_ok; then
+		echo "registry: running (pid $pid) on http://$REGISTRY_ADDR"
+	else
+		echo "registry: not running or not answering (pid ${pid:-none})"
+		rc=1
+	fi
+	echo "shims: $(shim_pids | wc -l)"
+	echo "mounts under $TESTENV_DIR: $(mounts_under | wc -l)"
+	echo "bridge $BRIDGE: $(ip -br link show "$BRIDGE" 2>/dev/null || echo absent)"
+	return $rc
+}
+
+cmd_check_clean() {
+	local dirty=0 root
+	# found WHAT LIST: report LIST (if not empty) as left over.
+	found() {
+		[[ -z ${2// /} ]] && return 0
+		echo "dirty: $1: $2"
+		dirty=1
+	}
+	found "processes running from $TESTENV_DIR" "$(our_pids '^(containerd|docker-registry|runc)' | tr '\n' ' ' || true)"
+	found "recorded daemons still running" "$(pid_alive "$RUN_DIR/containerd.pid" || true) $(pid_alive "$RUN_DIR/registry.pid" || true)"
+	found "something answers on http://$REGISTRY_ADDR" "$(if registry_ok; then echo registry; fi)"
+	found "mounts under $TESTENV_DIR" "$(mounts_under | tr '\n' ' ')"
+	while read -r root; do
+		[[ -n $root ]] && found "runc containers in $root" "$(runc --root "$root" list -q 2>/dev/null | tr '\n' ' ' || true)"
+	done < <(runc_roots || true)
+	found "bridge" "$(ip -br link show "$BRIDGE" 2>/dev/null || true)"
+	found "network namespaces" "$(find "$TESTENV_DIR/state" -path '*/netns/cni-*' 2>/dev/null | tr '\n' ' ' || true)"
+	[[ $dirty -eq 0 ]] && echo "clean"
+	return $dirty
+}
+
+main() {
+	check_dir
+	case ${1:-} in
+	up) cmd_up ;;
+	down) cmd_down ;;
+	purge) cmd_purge ;;
+	status) cmd_status ;;
+	check-clean) cmd_check_clean ;;
+	env) print_env ;;
+	*)
+		sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+		exit 2
+		;;
+	esac
+}
+
+# On one line: bash must not read past it if the file is edited while running.
+main "$@"; exit $?

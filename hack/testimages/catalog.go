@@ -1,0 +1,130 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+)
+
+// recipeVersion is part of every image's input hash: bump it when a recipe
+// changes in a way its input files do not show.
+const recipeVersion = "1"
+
+// defaultPath is the PATH of the images' environment.
+const defaultPath = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// builder holds what recipes build from.
+type builder struct {
+	srcDir  string // this program's source directory (pause/pause.c)
+	busybox string // a static busybox binary
+	workdir string // scratch directory for compiler outputs
+	os      string // image platform
+	arch    string
+}
+
+// recipe describes one test image.
+type recipe struct {
+	// name is the repository in the registry, e.g. "library/busybox"
+	// (what docker.io/library/busybox resolves to through the mirror).
+	name string
+	tags []string
+	// inputs are the files whose content decides whether to rebuild.
+	inputs func(b *builder) []string
+	build  func(ctx context.Context, b *builder) (v1.Image, error)
+}
+
+// catalog lists the test images.
+func catalog() []recipe {
+	return []recipe{
+		{
+			name:   "pause",
+			tags:   []string{"3.10"},
+			inputs: func(b *builder) []string { return []string{filepath.Join(b.srcDir, "pause", "pause.c")} },
+			build:  buildPause,
+		},
+		{
+			name:   "library/busybox",
+			tags:   []string{"1.35", "latest"},
+			inputs: func(b *builder) []string { return []string{b.busybox} },
+			build:  buildBusybox,
+		},
+	}
+}
+
+func buildPause(ctx context.Context, b *builder) (v1.Image, error) {
+	out := filepath.Join(b.workdir, "pause")
+	src := filepath.Join(b.srcDir, "pause", "pause.c")
+	cmd := exec.CommandContext(ctx, "gcc", "-static", "-Os", "-Wall", "-o", out, src)
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("compiling %s: %w: %s", src, err, msg)
+	}
+	if msg, err := exec.CommandContext(ctx, "strip", out).CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("stripping %s: %w: %s", out, err, msg)
+	}
+	bin, err := os.ReadFile(out)
+	if err != nil {
+		return nil, fmt.Errorf("reading compiled pause: %w", err)
+	}
+	l := newTarLayer()
+	l.file("pause", 0o755, bin)
+	layer, err := l.layer()
+	if err != nil {
+		return nil, err
+	}
+	return assemble(b.os, b.arch, v1.Config{
+		Entrypoint: []string{"/pause"},
+		User:       "65535:65535",
+		Env:        []string{defaultPath},
+		WorkingDir: "/",
+	}, layer)
+}
+
+func buildBusybox(ctx context.Context, b *builder) (v1.Image, error) {
+	bin, err := os.ReadFile(b.busybox)
+	if err != nil {
+		return nil, fmt.Errorf("reading busybox: %w", err)
+	}
+	list, err := exec.CommandContext(ctx, b.busybox, "--list-full").Output()
+	if err != nil {
+		return nil, fmt.Errorf("listing applets of %s: %w", b.busybox, err)
+	}
+	l := newTarLayer()
+	for _, d := range []string{"bin", "sbin", "usr/bin", "usr/sbin", "etc", "home", "var", "dev", "proc", "sys"} {
+		l.dir(d, 0o755)
+	}
+	l.dir("root", 0o700)
+	l.dir("tmp", 0o1777)
+	l.file("bin/busybox", 0o755, bin)
+	l.file("etc/passwd", 0o644, []byte("root:x:0:0:root:/root:/bin/sh\n"+
+		"nobody:x:65534:65534:nobody:/home:/bin/false\n"))
+	l.file("etc/group", 0o644, []byte("root:x:0:\nnobody:x:65534:\n"))
+	applets := 0
+	for _, p := range strings.Fields(string(list)) {
+		if p == "bin/busybox" {
+			continue
+		}
+		l.symlink(p, "/bin/busybox")
+		applets++
+	}
+	if applets == 0 || !strings.Contains("\n"+string(list), "\nbin/sh\n") {
+		return nil, fmt.Errorf("%s --list-full has no bin/sh (%d applets)", b.busybox, applets)
+	}
+	layer, err := l.layer()
+	if err != nil {
+		return nil, err
+	}
+	return assemble(b.os, b.arch, v1.Config{
+		Cmd:        []string{"sh"},
+		Env:        []string{defaultPath},
+		WorkingDir: "/",
+	}, layer)
+}
+
+// hostPlatform is the platform of the binaries the recipes package.
+func hostPlatform() (string, string) { return runtime.GOOS, runtime.GOARCH }

@@ -1,0 +1,18 @@
+// Command testimages builds nodelet's test container images and pushes them
+// to the local test registry that hack/testenv.sh runs (127.0.0.1:5000).
+//
+// Images are assembled in memory with go-containerregistry (tar layers on
+// empty.Image), for the host platform, with OCI media types. Each image
+// carries a label holding a hash of its inputs (recipe version and input
+// files); an image whose tags already carry the same hash is not rebuilt or
+// pushed, so a warm run costs a few HTTP requests.
+//
+// To add an image, add a recipe to catalog in catalog.go: its repository
+// name, tags, the input files that should trigger a rebuild, and a build
+// function returning a v1.Image (usually assemble of one layer made with
+// tarLayer, e.g. a CGO_ENABLED=0 Go test server built into b.workdir).
+//
+// Usage:
+//
+//	testimages [-registry 127.0.0.1:5000] [-src hack/testimages] [-busybox /bin/busybox] [-force] [name...]
+package main

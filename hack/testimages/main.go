@@ -1,0 +1,175 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/remote/transport"
+	"k8s.io/klog/v2"
+)
+
+// inputsLabel is the image config label holding the hash of a recipe's inputs.
+const inputsLabel = "org.nodelet.testimage.inputs"
+
+type options struct {
+	registry string
+	force    bool
+	only     []string
+	timeout  time.Duration
+	builder  builder
+}
+
+func main() {
+	klog.InitFlags(nil)
+	var o options
+	flag.StringVar(&o.registry, "registry", "127.0.0.1:5000", "registry to push to (plain HTTP)")
+	flag.StringVar(&o.builder.srcDir, "src", "hack/testimages", "source directory of this program (holds pause/pause.c)")
+	flag.StringVar(&o.builder.busybox, "busybox", "/bin/busybox", "static busybox binary to package")
+	flag.StringVar(&o.builder.workdir, "workdir", "", "scratch directory (default: a new temporary directory)")
+	flag.BoolVar(&o.force, "force", false, "build and push even when the registry has the same inputs")
+	flag.DurationVar(&o.timeout, "timeout", 5*time.Minute, "overall time limit")
+	flag.Parse()
+	o.only = flag.Args()
+	o.builder.os, o.builder.arch = hostPlatform()
+	if err := run(context.Background(), o); err != nil {
+		klog.ErrorS(err, "Building test images failed")
+		klog.Flush()
+		os.Exit(1)
+	}
+	klog.Flush()
+}
+
+func run(ctx context.Context, o options) error {
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	if o.builder.workdir == "" {
+		dir, err := os.MkdirTemp("", "testimages-")
+		if err != nil {
+			return fmt.Errorf("creating scratch directory: %w", err)
+		}
+		defer func() { _ = os.RemoveAll(dir) }()
+		o.builder.workdir = dir
+	} else if err := os.MkdirAll(o.builder.workdir, 0o755); err != nil {
+		return fmt.Errorf("creating scratch directory: %w", err)
+	}
+	known := map[string]bool{}
+	for _, r := range catalog() {
+		known[r.name] = true
+		if len(o.only) > 0 && !slices.Contains(o.only, r.name) {
+			continue
+		}
+		if err := ensure(ctx, o, r); err != nil {
+			return fmt.Errorf("image %s: %w", r.name, err)
+		}
+	}
+	for _, n := range o.only {
+		if !known[n] {
+			return fmt.Errorf("unknown image %q", n)
+		}
+	}
+	return nil
+}
+
+// ensure builds and pushes r unless every tag already holds an image built
+// from the same inputs.
+func ensure(ctx context.Context, o options, r recipe) error {
+	hash, err := inputsHash(&o.builder, r)
+	if err != nil {
+		return err
+	}
+	refs := make([]name.Tag, 0, len(r.tags))
+	stale := o.force
+	for _, tag := range r.tags {
+		ref, err := name.NewTag(o.registry+"/"+r.name+":"+tag, name.Insecure)
+		if err != nil {
+			return fmt.Errorf("parsing reference: %w", err)
+		}
+		refs = append(refs, ref)
+		if !stale {
+			got, err := remoteInputs(ctx, ref)
+			if err != nil {
+				return err
+			}
+			stale = got != hash
+		}
+	}
+	if !stale {
+		klog.InfoS("Image up to date", "image", r.name, "tags", r.tags)
+		return nil
+	}
+	start := time.Now()
+	img, err := r.build(ctx, &o.builder)
+	if err != nil {
+		return fmt.Errorf("building: %w", err)
+	}
+	cf, err := img.ConfigFile()
+	if err != nil {
+		return fmt.Errorf("reading config: %w", err)
+	}
+	cfg := cf.Config
+	cfg.Labels = map[string]string{inputsLabel: hash}
+	for k, v := range cf.Config.Labels {
+		cfg.Labels[k] = v
+	}
+	if img, err = mutate.Config(img, cfg); err != nil {
+		return fmt.Errorf("adding the inputs label: %w", err)
+	}
+	for _, ref := range refs {
+		if err := remote.Write(ref, img, remote.WithContext(ctx)); err != nil {
+			return fmt.Errorf("pushing %s: %w", ref, err)
+		}
+	}
+	digest, err := img.Digest()
+	if err != nil {
+		return fmt.Errorf("computing digest: %w", err)
+	}
+	klog.InfoS("Pushed image", "image", r.name, "tags", r.tags, "digest", digest.String(),
+		"duration", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// remoteInputs returns the inputs label of the image at ref, or "" when the
+// registry does not have it.
+func remoteInputs(ctx context.Context, ref name.Tag) (string, error) {
+	img, err := remote.Image(ref, remote.WithContext(ctx))
+	if err != nil {
+		var terr *transport.Error
+		if errors.As(err, &terr) && terr.StatusCode == http.StatusNotFound {
+			return "", nil
+		}
+		return "", fmt.Errorf("looking up %s: %w", ref, err)
+	}
+	cf, err := img.ConfigFile()
+	if err != nil {
+		return "", fmt.Errorf("reading config of %s: %w", ref, err)
+	}
+	return cf.Config.Labels[inputsLabel], nil
+}
+
+// inputsHash hashes the recipe version, the image name and platform, and the
+// content of the recipe's input files.
+func inputsHash(b *builder, r recipe) (string, error) {
+	h := sha256.New()
+	fmt.Fprintf(h, "recipe %s\nimage %s\nplatform %s/%s\n", recipeVersion, r.name, b.os, b.arch)
+	for _, f := range r.inputs(b) {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return "", fmt.Errorf("reading input: %w", err)
+		}
+		fmt.Fprintf(h, "file %s %d\n", filepath.Base(f), len(data))
+		h.Write(data)
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}

@@ -1,0 +1,120 @@
+package cri
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/klog/v2"
+)
+
+// MaxMsgSize is the largest gRPC message the client sends or accepts. It
+// matches the kubelet's limit (16 MiB): ListContainers and ListImages answers
+// on a busy node can be large.
+const MaxMsgSize = 16 * 1024 * 1024
+
+// kubeletAPIVersion is the version string the kubelet sends in VersionRequest.
+const kubeletAPIVersion = "0.1.0"
+
+// ErrNotCRIv1 is wrapped into the error Dial returns when the endpoint answers
+// but does not implement runtime.v1.RuntimeService.
+var ErrNotCRIv1 = errors.New("runtime does not implement CRI v1 (runtime.v1.RuntimeService)")
+
+// Client is a connection to one CRI v1 runtime endpoint.
+type Client struct {
+	// Runtime is the CRI v1 RuntimeService client.
+	Runtime runtimeapi.RuntimeServiceClient
+	// Image is the CRI v1 ImageService client (served on the same endpoint).
+	Image runtimeapi.ImageServiceClient
+
+	conn     *grpc.ClientConn
+	endpoint string
+	version  *runtimeapi.VersionResponse
+}
+
+// Dial connects to the CRI runtime at endpoint ("unix:///path/to/sock" or a
+// bare "/path/to/sock") and verifies with a Version call, bounded by timeout,
+// that it serves CRI v1. The connection itself is not bound to ctx or timeout.
+func Dial(ctx context.Context, endpoint string, timeout time.Duration) (*Client, error) {
+	path, err := socketPath(endpoint)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := grpc.NewClient("passthrough:///"+path,
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "unix", path)
+		}),
+		grpc.WithDefaultCallOptions(
+			grpc.MaxCallRecvMsgSize(MaxMsgSize),
+			grpc.MaxCallSendMsgSize(MaxMsgSize),
+		),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("cri: creating client for %q: %w", endpoint, err)
+	}
+	c := &Client{
+		Runtime:  runtimeapi.NewRuntimeServiceClient(conn),
+		Image:    runtimeapi.NewImageServiceClient(conn),
+		conn:     conn,
+		endpoint: endpoint,
+	}
+	vctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	v, err := c.Runtime.Version(vctx, &runtimeapi.VersionRequest{Version: kubeletAPIVersion})
+	if err != nil {
+		_ = conn.Close()
+		if status.Code(err) == codes.Unimplemented {
+			return nil, fmt.Errorf("cri: endpoint %q: %w: %w", endpoint, ErrNotCRIv1, err)
+		}
+		return nil, fmt.Errorf("cri: Version on endpoint %q: %w", endpoint, err)
+	}
+	if strings.HasPrefix(v.GetRuntimeApiVersion(), "v1alpha") {
+		_ = conn.Close()
+		return nil, fmt.Errorf("cri: endpoint %q reports runtime API %q: %w",
+			endpoint, v.GetRuntimeApiVersion(), ErrNotCRIv1)
+	}
+	c.version = v
+	klog.V(2).InfoS("Connected to CRI runtime", "endpoint", endpoint,
+		"runtimeName", v.GetRuntimeName(), "runtimeVersion", v.GetRuntimeVersion(),
+		"runtimeAPIVersion", v.GetRuntimeApiVersion())
+	return c, nil
+}
+
+// Endpoint returns the endpoint the client was dialed with.
+func (c *Client) Endpoint() string { return c.endpoint }
+
+// Version returns the runtime's answer to the Version call made by Dial.
+func (c *Client) Version() *runtimeapi.VersionResponse { return c.version }
+
+// Close closes the connection. The Runtime and Image clients fail afterwards.
+func (c *Client) Close() error {
+	if err := c.conn.Close(); err != nil {
+		return fmt.Errorf("cri: closing connection to %q: %w", c.endpoint, err)
+	}
+	return nil
+}
+
+// socketPath turns "unix:///path" or a bare path into a socket path.
+func socketPath(endpoint string) (string, error) {
+	path := endpoint
+	if scheme, rest, ok := strings.Cut(endpoint, "://"); ok {
+		if scheme != "unix" {
+			return "", fmt.Errorf("cri: endpoint %q: unsupported scheme %q (want unix)", endpoint, scheme)
+		}
+		path = rest
+	}
+	if path == "" {
+		return "", fmt.Errorf("cri: endpoint %q: empty socket path", endpoint)
+	}
+	return path, nil
+}

@@ -1,0 +1,89 @@
+package criconfig
+
+import (
+	"sort"
+
+	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// CFS and OOM constants, as upstream (pkg/kubelet/cm, pkg/kubelet/qos).
+const (
+	QuotaPeriod     = 100000 // µs, cpuCFSQuotaPeriod default
+	minShares       = 2
+	maxShares       = 262144
+	minQuotaPeriod  = 1000
+	guaranteedOOM   = -997
+	bestEffortOOM   = 1000
+	burstableMinOOM = 2
+	burstableMaxOOM = 999
+)
+
+// MilliCPUToShares converts a cpu request to cgroup v1 cpu.shares.
+func MilliCPUToShares(milliCPU int64) int64 {
+	if milliCPU == 0 {
+		return minShares
+	}
+	shares := milliCPU * 1024 / 1000
+	switch {
+	case shares < minShares:
+		return minShares
+	case shares > maxShares:
+		return maxShares
+	}
+	return shares
+}
+
+// MilliCPUToQuota converts a cpu limit to a CFS quota for the period; 0 means no limit.
+func MilliCPUToQuota(milliCPU, period int64) int64 {
+	if milliCPU == 0 {
+		return 0
+	}
+	q := milliCPU * period / 1000
+	if q < minQuotaPeriod {
+		q = minQuotaPeriod
+	}
+	return q
+}
+
+// OOMScoreAdj is upstream's GetContainerOOMScoreAdjust. containerd configured with
+// restrict_oom_score_adj raises negative values to its own score; nodelet does not depend on
+// negative scores being applied.
+func OOMScoreAdj(qos v1.PodQOSClass, c *v1.Container, memoryCapacity int64) int64 {
+	switch qos {
+	case v1.PodQOSGuaranteed:
+		return guaranteedOOM
+	case v1.PodQOSBestEffort:
+		return bestEffortOOM
+	}
+	if memoryCapacity <= 0 {
+		return burstableMaxOOM
+	}
+	req := c.Resources.Requests.Memory().Value()
+	adj := 1000 - (1000*req)/memoryCapacity
+	switch {
+	case adj < burstableMinOOM:
+		return burstableMinOOM
+	case adj >= bestEffortOOM:
+		return burstableMaxOOM
+	}
+	return adj
+}
+
+// Resources maps the container's requests and limits to LinuxContainerResources.
+func Resources(qos v1.PodQOSClass, c *v1.Container, memoryCapacity int64) *runtimeapi.LinuxContainerResources {
+	r := &runtimeapi.LinuxContainerResources{
+		CpuShares:   MilliCPUToShares(c.Resources.Requests.Cpu().MilliValue()),
+		OomScoreAdj: OOMScoreAdj(qos, c, memoryCapacity),
+	}
+	if lim := c.Resources.Limits.Cpu().MilliValue(); lim > 0 {
+		r.CpuPeriod = QuotaPeriod
+		r.CpuQuota = MilliCPUToQuota(lim, QuotaPeriod)
+	}
+	if mem := c.Resources.Limits.Memory().Value(); mem > 0 {
+		r.MemoryLimitInBytes = mem
+	}
+	return r
+}
+
+func sortStrings(s []string) { sort.Strings(s) }

@@ -1,0 +1,89 @@
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// defaultTestenvDir is hack/testenv.sh's default TESTENV_DIR.
+const defaultTestenvDir = "/var/lib/nodelet-testenv"
+
+// testenvScript is hack/testenv.sh relative to this package's directory,
+// which is the working directory of `go test`.
+const testenvScript = "../../hack/testenv.sh"
+
+func TestMain(m *testing.M) {
+	os.Exit(runTests(m))
+}
+
+// runTests runs the tests. Tests that need the container runtime bring the
+// test environment up themselves (testenv); if it was down before the run
+// and is up after it, runTests takes it down again, unless
+// NODELET_E2E_KEEP_ENV is set, so a run leaves the machine as it found it.
+func runTests(m *testing.M) int {
+	if os.Geteuid() != 0 {
+		return m.Run()
+	}
+	wasUp := testenvUp()
+	code := m.Run()
+	if wasUp || os.Getenv("NODELET_E2E_KEEP_ENV") != "" || !testenvUp() {
+		return code
+	}
+	if out, err := runTestenv("down"); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: %s down failed: %v\n%s", testenvScript, err, out)
+		if code == 0 {
+			code = 1
+		}
+	}
+	return code
+}
+
+// testenvUp reports whether the test environment's daemons run.
+func testenvUp() bool {
+	_, err := runTestenv("status")
+	return err == nil
+}
+
+func runTestenv(arg string) ([]byte, error) {
+	var buf bytes.Buffer
+	cmd := exec.Command("bash", testenvScript, arg)
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	err := cmd.Run()
+	return buf.Bytes(), err
+}
+
+// env describes the running test environment.
+type env struct {
+	// endpoint is the CRI endpoint of the environment's containerd.
+	endpoint string
+}
+
+// testenv brings the test environment up (hack/testenv.sh up is idempotent
+// and takes about a second when it is already up) and describes it. Without
+// root it skips the test loudly, or fails it when CI is set.
+func testenv(t *testing.T) env {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		msg := "e2e test needs root: it runs containerd, mounts filesystems and creates a bridge"
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s (CI is set, so not running it is a failure)", msg)
+		}
+		t.Skipf("SKIPPING E2E TEST: %s; run `sudo go test ./test/e2e/`", msg)
+	}
+	start := time.Now()
+	if out, err := runTestenv("up"); err != nil {
+		t.Fatalf("%s up: %v\n%s", testenvScript, err, out)
+	}
+	t.Logf("test environment up in %v", time.Since(start).Round(time.Millisecond))
+	dir := os.Getenv("TESTENV_DIR")
+	if dir == "" {
+		dir = defaultTestenvDir
+	}
+	return env{endpoint: "unix://" + filepath.Join(strings.TrimRight(dir, "/"), "containerd.sock")}
+}
