@@ -138,6 +138,7 @@ func (s *fileSource) list() []*v1.Pod {
 			pods = append(pods, pod)
 		}
 	}
+	klog.V(4).InfoS("Manifest path read", "path", s.cfg.Path, "files", len(paths), "pods", len(pods))
 	return pods
 }
 
