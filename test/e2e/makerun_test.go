@@ -1,0 +1,43 @@
+package e2e
+
+import (
+	"os/exec"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestMakeRun runs the README's first command, `make run`, as written: it brings the test
+// environment up, builds nodelet and starts it on examples/. The test waits until nodelet has
+// taken every example pod, then stops the whole process group.
+func TestMakeRun(t *testing.T) {
+	testenv(t)
+	cmd := exec.Command("make", "-C", "../..", "run", "NODE_NAME=make-run-node")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout = cmd.Stderr
+	logs := watchLogs(out)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			t.Error("make run did not stop within 10 s of SIGTERM")
+		}
+	}()
+	for _, pod := range []string{"default/web-make-run-node", "default/counter-make-run-node"} {
+		logs.waitCount(t, 3*time.Minute, 1, `"Pod update"`, `op="ADD"`, `pod="`+pod+`"`)
+	}
+	if n := len(logs.matching("Pod manifest rejected")); n != 0 {
+		t.Errorf("an example manifest was rejected:\n%s", logs.dump())
+	}
+}
