@@ -1,0 +1,164 @@
+package pleg
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/nodelet/nodelet/internal/container"
+)
+
+// Cache holds the latest PodStatus (or inspection error) of every pod the runtime knows, as
+// upstream's kubecontainer.Cache. Each entry carries the time the runtime was asked for it; the
+// cache's global timestamp, advanced by UpdateTime after every complete relist, says that every
+// entry is at least that fresh, and that a pod without an entry has nothing in the runtime.
+//
+// Statuses are shared, not copied: callers must not modify what Get or GetNewerThan return.
+// A Cache is safe for concurrent use. The zero value is not usable; call NewCache.
+type Cache struct {
+	mu   sync.Mutex
+	pods map[types.UID]*cacheEntry
+	// timestamp is the global timestamp; zero until the first UpdateTime.
+	timestamp time.Time
+	// global is closed, and replaced, whenever the global timestamp advances.
+	global chan struct{}
+	// waiters holds, per pod, a channel closed on the pod's next Set, while GetNewerThan waits.
+	waiters map[types.UID]*waiter
+}
+
+type cacheEntry struct {
+	status   *container.PodStatus
+	err      error
+	modified time.Time
+}
+
+// waiter is a wake-up channel shared by the GetNewerThan calls waiting on one pod.
+type waiter struct {
+	ch chan struct{}
+	n  int // calls waiting on ch
+}
+
+// NewCache returns an empty cache with no global timestamp.
+func NewCache() *Cache {
+	return &Cache{
+		pods:    map[types.UID]*cacheEntry{},
+		global:  make(chan struct{}),
+		waiters: map[types.UID]*waiter{},
+	}
+}
+
+// emptyStatus is what the cache says about a pod without an entry: the runtime has nothing of it.
+func emptyStatus(uid types.UID) *container.PodStatus {
+	return &container.PodStatus{ID: uid}
+}
+
+// Get returns the pod's cached status and inspection error, without waiting. A pod without an
+// entry has an empty status with only ID set, and no error.
+func (c *Cache) Get(uid types.UID) (*container.PodStatus, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.pods[uid]; ok {
+		return e.status, e.err
+	}
+	return emptyStatus(uid), nil
+}
+
+// Set stores the pod's status and inspection error as of timestamp (the time before the runtime
+// was asked), unless the cache already holds a strictly newer entry for the pod; an entry of the
+// same time is replaced, so that a retry within the same instant wins. It reports whether it
+// stored, and wakes GetNewerThan calls waiting on the pod. A nil status is stored as an empty
+// status with ID set.
+func (c *Cache) Set(uid types.UID, status *container.PodStatus, err error, timestamp time.Time) bool {
+	if status == nil {
+		status = emptyStatus(uid)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.pods[uid]; ok && e.modified.After(timestamp) {
+		return false
+	}
+	c.pods[uid] = &cacheEntry{status: status, err: err, modified: timestamp}
+	if w, ok := c.waiters[uid]; ok {
+		close(w.ch)
+		delete(c.waiters, uid)
+	}
+	return true
+}
+
+// Delete forgets the pod: it has nothing left in the runtime.
+func (c *Cache) Delete(uid types.UID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.pods, uid)
+}
+
+// UpdateTime advances the global timestamp to t, declaring every entry (and every absence) fresh
+// as of t, and wakes all GetNewerThan calls. It is called after a relist has updated every pod
+// that changed. A t not after the current global timestamp is ignored.
+func (c *Cache) UpdateTime(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !t.After(c.timestamp) {
+		return
+	}
+	c.timestamp = t
+	close(c.global)
+	c.global = make(chan struct{})
+}
+
+// newerThan returns the pod's entry if the cache knows it as of a time after minTime:
+// the pod's entry was stored with a later timestamp, or the global timestamp is later (then an
+// absent pod has an empty status). Callers hold c.mu.
+func (c *Cache) newerThan(uid types.UID, minTime time.Time) (*cacheEntry, bool) {
+	e, ok := c.pods[uid]
+	globalNewer := !c.timestamp.IsZero() && c.timestamp.After(minTime)
+	switch {
+	case ok && (globalNewer || e.modified.After(minTime)):
+		return e, true
+	case !ok && globalNewer:
+		return &cacheEntry{status: emptyStatus(uid)}, true
+	}
+	return nil, false
+}
+
+// GetNewerThan returns the pod's status and inspection error once the cache knows the pod as of a
+// time strictly after minTime: its entry is newer, or the global timestamp is (then it returns the
+// entry it has, or an empty status with ID set). It blocks until then, or until ctx ends, when it
+// returns a nil status and ctx's error.
+func (c *Cache) GetNewerThan(ctx context.Context, uid types.UID, minTime time.Time) (*container.PodStatus, error) {
+	for {
+		c.mu.Lock()
+		if e, ok := c.newerThan(uid, minTime); ok {
+			c.mu.Unlock()
+			return e.status, e.err
+		}
+		w, ok := c.waiters[uid]
+		if !ok {
+			w = &waiter{ch: make(chan struct{})}
+			c.waiters[uid] = w
+		}
+		w.n++
+		global := c.global
+		c.mu.Unlock()
+
+		var done bool
+		select {
+		case <-w.ch:
+		case <-global:
+		case <-ctx.Done():
+			done = true
+		}
+
+		c.mu.Lock()
+		w.n--
+		if w.n == 0 && c.waiters[uid] == w {
+			delete(c.waiters, uid)
+		}
+		c.mu.Unlock()
+		if done {
+			return nil, ctx.Err()
+		}
+	}
+}
