@@ -6,14 +6,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 
 	"github.com/spf13/pflag"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 
 	"github.com/nodelet/nodelet/internal/agent"
 	"github.com/nodelet/nodelet/internal/kubeletconfig"
@@ -40,14 +43,29 @@ func run(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	klog.InfoS("Starting nodelet", "node", cfg.NodeName, "rootDir", cfg.RootDir, "runtime", kc.ContainerRuntimeEndpoint)
+	readOnly := ""
+	if kc.ReadOnlyPort > 0 {
+		// Standalone: the unauthenticated read-only API listens on loopback only.
+		readOnly = net.JoinHostPort("127.0.0.1", strconv.Itoa(int(kc.ReadOnlyPort)))
+	}
 	err = agent.Run(ctx, agent.Config{
-		NodeName:           cfg.NodeName,
-		StaticPodPath:      kc.StaticPodPath,
-		FileCheckFrequency: kc.FileCheckFrequency.Duration,
-		StaticPodURL:       kc.StaticPodURL,
-		StaticPodURLHeader: http.Header(kc.StaticPodURLHeader),
-		HTTPCheckFrequency: kc.HTTPCheckFrequency.Duration,
-	}, agent.Deps{Clock: clock.RealClock{}, Reporter: podconfig.LogReporter{}, Consumer: agent.LogConsumer{}})
+		NodeName:            cfg.NodeName,
+		NodeIP:              cfg.NodeIP,
+		RootDir:             cfg.RootDir,
+		PodLogsDir:          kc.PodLogsDir,
+		RuntimeEndpoint:     kc.ContainerRuntimeEndpoint,
+		ReadOnlyAddress:     readOnly,
+		StaticPodPath:       kc.StaticPodPath,
+		FileCheckFrequency:  kc.FileCheckFrequency.Duration,
+		StaticPodURL:        kc.StaticPodURL,
+		StaticPodURLHeader:  http.Header(kc.StaticPodURLHeader),
+		HTTPCheckFrequency:  kc.HTTPCheckFrequency.Duration,
+		SyncFrequency:       kc.SyncFrequency.Duration,
+		ClusterDNS:          kc.ClusterDNS,
+		ClusterDomain:       kc.ClusterDomain,
+		ResolvConf:          ptr.Deref(kc.ResolverConfig, "/etc/resolv.conf"),
+		SerializeImagePulls: kc.SerializeImagePulls == nil || *kc.SerializeImagePulls,
+	}, agent.Deps{Clock: clock.RealClock{}, Reporter: podconfig.LogReporter{}})
 	if err != nil {
 		klog.ErrorS(err, "nodelet failed")
 		return 1

@@ -5,48 +5,69 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/nodelet/nodelet/internal/cri"
+	"github.com/nodelet/nodelet/internal/pleg"
 	"github.com/nodelet/nodelet/internal/podconfig"
+	"github.com/nodelet/nodelet/internal/podmanager"
+	"github.com/nodelet/nodelet/internal/podsync"
+	"github.com/nodelet/nodelet/internal/podworkers"
+	"github.com/nodelet/nodelet/internal/runtime"
+	"github.com/nodelet/nodelet/internal/runtime/criconfig"
+	"github.com/nodelet/nodelet/internal/server"
+	"github.com/nodelet/nodelet/internal/statusmanager"
+	"github.com/nodelet/nodelet/internal/syncloop"
+	"github.com/nodelet/nodelet/internal/volumes"
 )
 
 // Config is what the agent needs to know, already resolved from flags and the config file.
 type Config struct {
 	NodeName string
+	NodeIP   string
+	RootDir  string
+	// PodLogsDir holds the CRI logs (podLogsDir, /var/log/pods).
+	PodLogsDir      string
+	RuntimeEndpoint string
+	// ReadOnlyAddress is where the read-only API listens ("" disables it).
+	ReadOnlyAddress string
 	// StaticPodPath is a manifest directory or file; empty disables the file source.
 	StaticPodPath      string
 	FileCheckFrequency time.Duration
 	// StaticPodURL is polled for a Pod or PodList; empty disables the HTTP source.
-	StaticPodURL       string
-	StaticPodURLHeader http.Header
-	HTTPCheckFrequency time.Duration
-}
-
-// Consumer takes the merged PodUpdates. The sync loop is the real one.
-type Consumer interface {
-	Run(ctx context.Context, updates <-chan podconfig.PodUpdate)
+	StaticPodURL        string
+	StaticPodURLHeader  http.Header
+	HTTPCheckFrequency  time.Duration
+	SyncFrequency       time.Duration
+	ClusterDNS          []string
+	ClusterDomain       string
+	ResolvConf          string
+	SerializeImagePulls bool
 }
 
 // Deps are the agent's collaborators.
 type Deps struct {
 	Clock    clock.WithTicker
 	Reporter podconfig.Reporter
-	Consumer Consumer
 }
 
 func (c Config) validate() error {
-	if c.NodeName == "" {
+	switch {
+	case c.NodeName == "":
 		return errors.New("agent: NodeName is required")
-	}
-	if c.StaticPodPath != "" && c.FileCheckFrequency <= 0 {
+	case c.RootDir == "" || c.PodLogsDir == "" || c.RuntimeEndpoint == "":
+		return errors.New("agent: RootDir, PodLogsDir and RuntimeEndpoint are required")
+	case c.StaticPodPath != "" && c.FileCheckFrequency <= 0:
 		return fmt.Errorf("agent: fileCheckFrequency must be positive, got %v", c.FileCheckFrequency)
-	}
-	if c.StaticPodURL != "" && c.HTTPCheckFrequency <= 0 {
+	case c.StaticPodURL != "" && c.HTTPCheckFrequency <= 0:
 		return fmt.Errorf("agent: httpCheckFrequency must be positive, got %v", c.HTTPCheckFrequency)
+	case c.SyncFrequency <= 0:
+		return fmt.Errorf("agent: syncFrequency must be positive, got %v", c.SyncFrequency)
 	}
 	return nil
 }
@@ -63,45 +84,164 @@ func (c Config) Sources() []string {
 	return out
 }
 
-// Run starts the sources, the mux and the consumer, and blocks until ctx ends and all of them
+// group runs components and waits for them.
+type group struct{ wg sync.WaitGroup }
+
+func (g *group) start(name string, run func() error) {
+	g.wg.Add(1)
+	go func() {
+		defer g.wg.Done()
+		if err := run(); err != nil {
+			klog.ErrorS(err, "Component stopped with an error", "component", name)
+		}
+	}()
+}
+
+// Run builds every component, starts them in order and blocks until ctx ends and all of them
 // have stopped.
 func Run(ctx context.Context, cfg Config, deps Deps) error {
 	if err := cfg.validate(); err != nil {
 		return err
 	}
-	if deps.Clock == nil || deps.Reporter == nil || deps.Consumer == nil {
-		return errors.New("agent: Clock, Reporter and Consumer are required")
+	if deps.Clock == nil || deps.Reporter == nil {
+		return errors.New("agent: Clock and Reporter are required")
 	}
+	facts, err := readNodeFacts(cfg.NodeIP)
+	if err != nil {
+		return err
+	}
+	for _, dir := range []string{cfg.RootDir, cfg.PodLogsDir} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("create %s: %w", dir, err)
+		}
+	}
+	var g group
+	defer g.wg.Wait()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	desired := podmanager.New()
+	statuses := statusmanager.New(desired)
 	mux := podconfig.NewMux(deps.Clock, deps.Reporter, 50)
-	var wg sync.WaitGroup
-	start := func(name string, run func() error) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := run(); err != nil {
-				klog.ErrorS(err, "Component stopped with an error", "component", name)
-			}
-		}()
+	rs := newRuntimeState()
+	plegHealth := &lateCheck{name: "pleg", err: errors.New("pleg has not started: nodelet is waiting for the container runtime")}
+	if cfg.ReadOnlyAddress != "" {
+		srv, err := server.New(server.Config{Address: cfg.ReadOnlyAddress, Clock: deps.Clock}, server.Deps{
+			Pods: statuses, Checks: []server.HealthCheck{rs, plegHealth},
+			Logs: logLocator{podLogsDir: cfg.PodLogsDir, pods: desired},
+		})
+		if err != nil {
+			return err
+		}
+		g.start("read-only API", func() error { return srv.Run(ctx) })
 	}
+	startSources(ctx, &g, cfg, deps, mux)
+
+	client, err := dialRuntime(ctx, cfg.RuntimeEndpoint, deps.Clock)
+	if err != nil {
+		return nil //nolint:nilerr // ctx ended while waiting for the runtime
+	}
+	defer client.Close()
+	rs.update(ctx, client)
+	g.start("runtime status", func() error { rs.run(ctx, client, deps.Clock, 5*time.Second); return nil })
+
+	vols := volumes.New(volumes.Config{RootDir: cfg.RootDir}, volumes.NewSystemMounter())
+	resolv, _ := os.ReadFile(cfg.ResolvConf)
+	rt, err := runtime.New(runtime.Config{
+		NodeName: cfg.NodeName, PodLogsDir: cfg.PodLogsDir, CgroupRoot: "/kubepods",
+		ClusterDNS: criconfig.ClusterDNS{Servers: cfg.ClusterDNS, Domain: cfg.ClusterDomain},
+		HostResolv: criconfig.ParseResolvConf(resolv), HostIPs: facts.hostIPs,
+		MemoryCapacity: facts.memoryCapacity, Allocatable: facts.allocatable, SerializeImagePulls: cfg.SerializeImagePulls,
+	}, runtime.Deps{Sandboxes: client, Containers: client, Reader: client, Images: client, Volumes: vols,
+		Recorder: logRecorder{}, Clock: deps.Clock})
+	if err != nil {
+		return err
+	}
+	cache := pleg.NewCache()
+	relister, err := pleg.New(pleg.Config{Clock: deps.Clock, Runtime: rt, Cache: cache})
+	if err != nil {
+		return err
+	}
+	plegHealth.set(func() error { _, err := relister.Healthy(); return err })
+	queue := syncloop.NewWorkQueue(deps.Clock)
+	syncer := podsync.New(podsync.Config{HostIPs: facts.hostIPs}, rt, statuses, deps.Clock)
+	workers := podworkers.New(podworkers.Config{Clock: deps.Clock, ResyncInterval: cfg.SyncFrequency, JitterFactor: 0.5},
+		podworkers.Deps{Syncer: syncer, Cache: cache, Requeuer: queue})
+	defer workers.Stop()
+	relister.Start(ctx)
+	sources := cfg.Sources()
+	klog.InfoS("Starting the sync loop", "node", cfg.NodeName, "hostIPs", facts.hostIPs, "sources", sources)
+	syncloop.Run(ctx, syncloop.Config{
+		Clock: deps.Clock, SyncPeriod: time.Second, HousekeepingPeriod: 2 * time.Second,
+		Updates: mux.Updates(), PLEG: relister.Watch(), Queue: queue, Runtime: rs,
+		SourcesReady: func() bool { return mux.SeenAllSources(sources...) },
+		Handler:      syncloop.NewDispatcher(desired, workers, rt, vols, statuses),
+	})
+	return nil
+}
+
+func startSources(ctx context.Context, g *group, cfg Config, deps Deps, mux *podconfig.Mux) {
 	if cfg.StaticPodPath != "" {
 		klog.InfoS("Watching manifest path", "path", cfg.StaticPodPath, "period", cfg.FileCheckFrequency)
-		start("file source", func() error {
+		g.start("file source", func() error {
 			return podconfig.RunFileSource(ctx, podconfig.FileConfig{Path: cfg.StaticPodPath, NodeName: cfg.NodeName,
 				Period: cfg.FileCheckFrequency, Clock: deps.Clock, Sink: mux, Reporter: deps.Reporter})
 		})
 	}
 	if cfg.StaticPodURL != "" {
 		klog.InfoS("Polling manifest URL", "url", cfg.StaticPodURL, "period", cfg.HTTPCheckFrequency)
-		start("http source", func() error {
+		g.start("http source", func() error {
 			return podconfig.RunHTTPSource(ctx, podconfig.HTTPConfig{URL: cfg.StaticPodURL, Header: cfg.StaticPodURLHeader,
 				NodeName: cfg.NodeName, Period: cfg.HTTPCheckFrequency, Clock: deps.Clock, Sink: mux, Reporter: deps.Reporter})
 		})
 	}
-	if len(cfg.Sources()) == 0 {
+	if cfg.StaticPodPath == "" && cfg.StaticPodURL == "" {
 		klog.InfoS("No pod sources configured: set --pod-manifest-path or --manifest-url (staticPodPath, staticPodURL)")
 	}
-	start("consumer", func() error { deps.Consumer.Run(ctx, mux.Updates()); return nil })
-	<-ctx.Done()
-	wg.Wait()
-	return nil
+}
+
+// dialRuntime connects to the CRI runtime, retrying with back-off (1 s doubling to 30 s) until
+// it answers or ctx ends.
+func dialRuntime(ctx context.Context, endpoint string, clk clock.Clock) (*cri.Client, error) {
+	backOff := time.Second
+	for {
+		c, err := cri.Dial(ctx, endpoint, 10*time.Second)
+		if err == nil {
+			v := c.Version()
+			klog.InfoS("Connected to the container runtime", "endpoint", endpoint, "runtime", v.GetRuntimeName(), "version", v.GetRuntimeVersion())
+			return c, nil
+		}
+		klog.ErrorS(err, "Cannot reach the container runtime; check that it runs and that --container-runtime-endpoint points at its socket", "endpoint", endpoint, "retryIn", backOff)
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-clk.After(backOff):
+		}
+		backOff = min(2*backOff, 30*time.Second)
+	}
+}
+
+// lateCheck is a health check whose real check is known only once its component is built.
+type lateCheck struct {
+	name  string
+	mu    sync.Mutex
+	err   error
+	check func() error
+}
+
+func (c *lateCheck) Name() string { return c.name }
+
+func (c *lateCheck) Check() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.check != nil {
+		return c.check()
+	}
+	return c.err
+}
+
+func (c *lateCheck) set(check func() error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.check = check
 }

@@ -33,6 +33,7 @@ func StateFromCRI(s runtimeapi.ContainerState) State {
 // Status is one container as the runtime reports it.
 type Status struct {
 	ID           string // the CRI container ID
+	SandboxID    string // the sandbox the container belongs to
 	Name         string // the container's name in the pod spec
 	State        State
 	CreatedAt    time.Time
@@ -58,6 +59,9 @@ type PodStatus struct {
 	SandboxStatuses []*runtimeapi.PodSandboxStatus
 	// ContainerStatuses lists every container the runtime still has, newest first.
 	ContainerStatuses []*Status
+	// ActiveContainerStatuses are the containers of the newest sandbox, newest first
+	// (upstream's ActiveContainerStatuses): init progress is read from them only.
+	ActiveContainerStatuses []*Status
 	// TimeStamp is when the runtime was asked; a worker waits for a view newer than its last sync.
 	TimeStamp time.Time
 }

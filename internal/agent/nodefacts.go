@@ -1,0 +1,85 @@
+package agent
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"os"
+	goruntime "runtime"
+	"strconv"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// nodeFacts is what the runtime manager and status generation need to know about the machine.
+type nodeFacts struct {
+	hostIPs        []string
+	memoryCapacity int64
+	allocatable    v1.ResourceList
+}
+
+func readNodeFacts(nodeIP string) (nodeFacts, error) {
+	ips, err := hostIPs(nodeIP)
+	if err != nil {
+		return nodeFacts{}, err
+	}
+	mem, err := memTotal("/proc/meminfo")
+	if err != nil {
+		return nodeFacts{}, err
+	}
+	return nodeFacts{hostIPs: ips, memoryCapacity: mem, allocatable: v1.ResourceList{
+		v1.ResourceCPU:    *resource.NewQuantity(int64(goruntime.NumCPU()), resource.DecimalSI),
+		v1.ResourceMemory: *resource.NewQuantity(mem, resource.BinarySI),
+	}}, nil
+}
+
+// hostIPs are --node-ip's addresses, or the first global unicast address of the machine
+// (IPv4 preferred), as upstream picks a node address when none is given.
+func hostIPs(nodeIP string) ([]string, error) {
+	if nodeIP != "" {
+		return strings.Split(nodeIP, ","), nil
+	}
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return nil, fmt.Errorf("list host addresses: %w", err)
+	}
+	var v6 string
+	for _, a := range addrs {
+		ipn, ok := a.(*net.IPNet)
+		if !ok || !ipn.IP.IsGlobalUnicast() {
+			continue
+		}
+		if ipn.IP.To4() != nil {
+			return []string{ipn.IP.String()}, nil
+		}
+		if v6 == "" {
+			v6 = ipn.IP.String()
+		}
+	}
+	if v6 != "" {
+		return []string{v6}, nil
+	}
+	return []string{"127.0.0.1"}, nil
+}
+
+func memTotal(path string) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, fmt.Errorf("read memory size: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) >= 2 && fields[0] == "MemTotal:" {
+			kb, err := strconv.ParseInt(fields[1], 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("parse %s: %w", path, err)
+			}
+			return kb * 1024, nil
+		}
+	}
+	return 0, fmt.Errorf("no MemTotal in %s", path)
+}

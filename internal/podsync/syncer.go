@@ -1,0 +1,114 @@
+package podsync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/nodelet/nodelet/internal/container"
+	"github.com/nodelet/nodelet/internal/podworkers"
+	"github.com/nodelet/nodelet/internal/runtime"
+	"github.com/nodelet/nodelet/internal/status"
+)
+
+// Runtime is the runtime manager as the syncer uses it.
+type Runtime interface {
+	SyncPod(ctx context.Context, pod *v1.Pod, ps *container.PodStatus, probes runtime.ProbeView) runtime.SyncResult
+	KillPod(ctx context.Context, pod *v1.Pod, ps *container.PodStatus, override *int64) error
+	GetPodStatus(ctx context.Context, uid types.UID, name, namespace string) (*container.PodStatus, error)
+}
+
+// Statuses stores generated statuses.
+type Statuses interface {
+	GetPodStatus(uid types.UID) (v1.PodStatus, bool)
+	SetPodStatus(pod *v1.Pod, st v1.PodStatus)
+}
+
+// Config is the node facts status generation needs.
+type Config struct {
+	HostIPs     []string
+	RuntimeName string
+}
+
+// Syncer implements podworkers.Syncer.
+type Syncer struct {
+	cfg      Config
+	runtime  Runtime
+	statuses Statuses
+	clock    clock.PassiveClock
+
+	mu      sync.Mutex
+	waiting map[types.UID]map[string]status.WaitingReason // upstream's reason cache
+}
+
+var _ podworkers.Syncer = (*Syncer)(nil)
+
+// New returns a Syncer.
+func New(cfg Config, rt Runtime, statuses Statuses, clk clock.PassiveClock) *Syncer {
+	return &Syncer{cfg: cfg, runtime: rt, statuses: statuses, clock: clk, waiting: map[types.UID]map[string]status.WaitingReason{}}
+}
+
+func (s *Syncer) generate(pod *v1.Pod, ps *container.PodStatus, terminal bool) v1.PodStatus {
+	old, _ := s.statuses.GetPodStatus(pod.UID)
+	s.mu.Lock()
+	waiting := s.waiting[pod.UID]
+	s.mu.Unlock()
+	st := status.Generate(status.Input{Pod: pod, Runtime: ps, Old: old, Waiting: waiting, HostIPs: s.cfg.HostIPs,
+		PodIsTerminal: terminal, RuntimeName: s.cfg.RuntimeName, Now: s.clock.Now()})
+	s.statuses.SetPodStatus(pod, st)
+	return st
+}
+
+// SyncPod records the pod's status, then (unless the pod has finished) makes the runtime match
+// its spec. The waiting reasons of this sync (CrashLoopBackOff, ImagePullBackOff...) show in the
+// status the next sync generates, as upstream's reason cache.
+func (s *Syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod *v1.Pod, ps *container.PodStatus) (bool, error) {
+	st := s.generate(pod, ps, false)
+	if status.IsTerminal(st) {
+		klog.V(2).InfoS("Pod has finished", "pod", klog.KObj(pod), "phase", st.Phase)
+		return true, nil
+	}
+	res := s.runtime.SyncPod(ctx, pod, ps, runtime.ProbeView{})
+	s.mu.Lock()
+	s.waiting[pod.UID] = res.Waiting
+	s.mu.Unlock()
+	if len(res.Waiting) > 0 {
+		// Show the reasons now rather than on the next sync.
+		s.generate(pod, ps, false)
+	}
+	return false, res.Err
+}
+
+// SyncTerminatingPod stops every container within the grace period, then records the status of
+// the stopped pod.
+func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *v1.Pod, ps *container.PodStatus, gracePeriod int64) error {
+	if err := s.runtime.KillPod(ctx, pod, ps, &gracePeriod); err != nil {
+		return err
+	}
+	after, err := s.runtime.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace)
+	if err != nil {
+		return fmt.Errorf("status of pod %s after killing it: %w", klog.KObj(pod), err)
+	}
+	for _, c := range after.ContainerStatuses {
+		if c.State == container.StateRunning {
+			return errors.New("container " + c.Name + " of pod " + klog.KObj(pod).String() + " still runs after it was stopped")
+		}
+	}
+	s.generate(pod, after, false)
+	return nil
+}
+
+// SyncTerminatedPod records the final status and forgets the pod's waiting reasons.
+func (s *Syncer) SyncTerminatedPod(_ context.Context, pod *v1.Pod, ps *container.PodStatus) error {
+	s.generate(pod, ps, true)
+	s.mu.Lock()
+	delete(s.waiting, pod.UID)
+	s.mu.Unlock()
+	return nil
+}

@@ -1,0 +1,105 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/nodelet/nodelet/internal/container"
+	"github.com/nodelet/nodelet/internal/runtime/criconfig"
+	"github.com/nodelet/nodelet/internal/status"
+)
+
+// podContext is what starting any container of a pod needs.
+type podContext struct {
+	pod         *v1.Pod
+	status      *container.PodStatus
+	sandboxID   string
+	sandboxCfg  *runtimeapi.PodSandboxConfig
+	podIPs      []string
+	volumePaths map[string]string
+}
+
+// backOffKey is upstream's getStableKey: the pod, the container and its spec hash, so a new
+// spec starts with a fresh back-off.
+func backOffKey(pod *v1.Pod, c *v1.Container) string {
+	return fmt.Sprintf("%s_%s_%s_%s_%x", pod.Name, pod.Namespace, pod.UID, c.Name, container.HashContainer(c))
+}
+
+// startContainer runs upstream's startContainer: back-off check, image, config, create, start.
+func (m *Manager) startContainer(ctx context.Context, pc *podContext, c *v1.Container) error {
+	pod := pc.pod
+	restartCount := 0
+	if last := pc.status.FindContainerStatusByName(c.Name); last != nil {
+		restartCount = last.RestartCount + 1
+		if last.State == container.StateExited {
+			if err := m.checkCrashBackOff(pod, c, last); err != nil {
+				return err
+			}
+		}
+	}
+	img, err := m.ensureImage(ctx, pod, c, pc.sandboxCfg)
+	if err != nil {
+		return err
+	}
+	var imageUID *int64
+	if img.GetUid() != nil {
+		v := img.GetUid().GetValue()
+		imageUID = &v
+	}
+	if err := criconfig.VerifyRunAsNonRoot(pod, c, imageUID, img.GetUsername()); err != nil {
+		return m.configError(pod, c, err)
+	}
+	mounts, err := m.deps.Volumes.Mounts(pod, c, pc.volumePaths, restartCount, pc.podIPs)
+	if err != nil {
+		return m.configError(pod, c, err)
+	}
+	cfg, err := criconfig.Container(pod, c, criconfig.ContainerOptions{
+		RestartCount: restartCount, QOS: status.QOSClass(pod), MemoryCapacity: m.cfg.MemoryCapacity, Mounts: mounts,
+		Identity: criconfig.PodIdentity{NodeName: m.cfg.NodeName, PodIPs: pc.podIPs, HostIPs: m.cfg.HostIPs, Allocatable: m.cfg.Allocatable},
+	})
+	if err != nil {
+		return m.configError(pod, c, err)
+	}
+	logDir := filepath.Join(pc.sandboxCfg.GetLogDirectory(), c.Name)
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return m.configError(pod, c, fmt.Errorf("create container log directory %s: %w", logDir, err))
+	}
+	id, err := m.deps.Containers.CreateContainer(ctx, pc.sandboxID, cfg, pc.sandboxCfg)
+	if err != nil {
+		m.deps.Recorder.Eventf(pod, v1.EventTypeWarning, "Failed", "Error: %v", err)
+		return &ContainerError{Container: c.Name, Reason: ReasonCreateContainerError, Message: err.Error(), Err: err}
+	}
+	m.deps.Recorder.Eventf(pod, v1.EventTypeNormal, "Created", "Created container: %s", c.Name)
+	if err := m.deps.Containers.StartContainer(ctx, id); err != nil {
+		m.deps.Recorder.Eventf(pod, v1.EventTypeWarning, "Failed", "Error: %v", err)
+		return &ContainerError{Container: c.Name, Reason: ReasonRunContainerError, Message: err.Error(), Err: err}
+	}
+	m.deps.Recorder.Eventf(pod, v1.EventTypeNormal, "Started", "Started container %s", c.Name)
+	klog.V(2).InfoS("Started container", "pod", klog.KObj(pod), "container", c.Name, "containerID", id, "restartCount", restartCount)
+	return nil
+}
+
+// checkCrashBackOff is upstream's doBackOff: a container that exited less than its back-off ago
+// waits in CrashLoopBackOff; otherwise the back-off grows (10 s, 20 s, 40 s ... 300 s) and
+// resets once the container has run for 2 × 300 s.
+func (m *Manager) checkCrashBackOff(pod *v1.Pod, c *v1.Container, last *container.Status) error {
+	key := backOffKey(pod, c)
+	if m.crashBackOff.IsInBackOffSince(key, last.FinishedAt) {
+		msg := fmt.Sprintf("back-off %s restarting failed container=%s pod=%s(%s)", m.crashBackOff.Get(key), c.Name, klog.KObj(pod), pod.UID)
+		m.deps.Recorder.Eventf(pod, v1.EventTypeWarning, "BackOff", "Back-off restarting failed container %s in pod %s", c.Name, klog.KObj(pod))
+		return &ContainerError{Container: c.Name, Reason: ReasonCrashLoopBackOff, Message: msg}
+	}
+	m.crashBackOff.Next(key, last.FinishedAt)
+	return nil
+}
+
+func (m *Manager) configError(pod *v1.Pod, c *v1.Container, err error) error {
+	m.deps.Recorder.Eventf(pod, v1.EventTypeWarning, "Failed", "Error: %v", err)
+	return &ContainerError{Container: c.Name, Reason: ReasonCreateContainerConfigError, Message: err.Error(), Err: err}
+}

@@ -1,0 +1,13 @@
+// Package runtime is nodelet's runtime manager: it reads pods back from the CRI runtime
+// (listings for PLEG, full statuses for the pod cache) and moves a pod toward its spec by
+// applying the pure plan of internal/runtime/plan over CRI v1: sandboxes, image pulls with the
+// pull policy and ImagePullBackOff, container creation with the configs of
+// internal/runtime/criconfig, CrashLoopBackOff with upstream's timings (10 s doubling to 300 s,
+// reset after 10 minutes of running), and termination with grace periods, sidecars last.
+//
+// Everything nodelet needs to know about a running pod is in the runtime's labels and
+// annotations, so a restarted nodelet adopts what runs without restarting it.
+//
+// Reading order: manager.go, listing.go, podstatus.go, sync.go, sandbox_run.go,
+// container_start.go, images.go, kill.go.
+package runtime

@@ -1,0 +1,130 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/flowcontrol"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/utils/clock"
+
+	"github.com/nodelet/nodelet/internal/runtime/criconfig"
+)
+
+// SandboxService is the part of CRI that handles sandboxes.
+type SandboxService interface {
+	RunPodSandbox(ctx context.Context, config *runtimeapi.PodSandboxConfig, runtimeHandler string) (string, error)
+	StopPodSandbox(ctx context.Context, podSandboxID string) error
+	RemovePodSandbox(ctx context.Context, podSandboxID string) error
+	PodSandboxStatus(ctx context.Context, podSandboxID string, verbose bool) (*runtimeapi.PodSandboxStatusResponse, error)
+	ListPodSandbox(ctx context.Context, filter *runtimeapi.PodSandboxFilter) ([]*runtimeapi.PodSandbox, error)
+}
+
+// ContainerService is the part of CRI that changes containers.
+type ContainerService interface {
+	CreateContainer(ctx context.Context, podSandboxID string, config *runtimeapi.ContainerConfig, sandboxConfig *runtimeapi.PodSandboxConfig) (string, error)
+	StartContainer(ctx context.Context, containerID string) error
+	StopContainer(ctx context.Context, containerID string, timeout int64) error
+	RemoveContainer(ctx context.Context, containerID string) error
+}
+
+// ContainerReader is the part of CRI that reads containers.
+type ContainerReader interface {
+	ListContainers(ctx context.Context, filter *runtimeapi.ContainerFilter) ([]*runtimeapi.Container, error)
+	ContainerStatus(ctx context.Context, containerID string, verbose bool) (*runtimeapi.ContainerStatusResponse, error)
+}
+
+// ImageService pulls and inspects images.
+type ImageService interface {
+	PullImage(ctx context.Context, image *runtimeapi.ImageSpec, auth *runtimeapi.AuthConfig, podSandboxConfig *runtimeapi.PodSandboxConfig) (string, error)
+	ImageStatus(ctx context.Context, image *runtimeapi.ImageSpec, verbose bool) (*runtimeapi.ImageStatusResponse, error)
+}
+
+// Volumes prepares a pod's volumes and a container's mounts.
+type Volumes interface {
+	SetUp(pod *v1.Pod) (map[string]string, error)
+	Mounts(pod *v1.Pod, c *v1.Container, volumePaths map[string]string, restartCount int, podIPs []string) ([]*runtimeapi.Mount, error)
+	ReadTerminationMessage(podUID types.UID, container string, restartCount int) (string, error)
+	TearDown(podUID types.UID) error
+}
+
+// Recorder records events about a pod (upstream's event reasons).
+type Recorder interface {
+	Eventf(pod *v1.Pod, eventType, reason, messageFmt string, args ...any)
+}
+
+// Config is the node-level settings the manager applies to every pod.
+type Config struct {
+	NodeName       string
+	PodLogsDir     string // /var/log/pods
+	CgroupRoot     string // the kubepods cgroup, "/kubepods"
+	RuntimeHandler string
+	ClusterDNS     criconfig.ClusterDNS
+	HostResolv     criconfig.ResolvConf
+	HostIPs        []string
+	MemoryCapacity int64
+	Allocatable    v1.ResourceList
+	// SerializeImagePulls pulls one image at a time (serializeImagePulls, default true).
+	SerializeImagePulls bool
+}
+
+// Deps are the manager's collaborators.
+type Deps struct {
+	Sandboxes  SandboxService
+	Containers ContainerService
+	Reader     ContainerReader
+	Images     ImageService
+	Volumes    Volumes
+	Recorder   Recorder
+	Clock      clock.Clock
+}
+
+// Manager drives the CRI runtime.
+type Manager struct {
+	cfg  Config
+	deps Deps
+	// crashBackOff and pullBackOff are keyed by pod, container and spec hash (upstream's keys).
+	crashBackOff *flowcontrol.Backoff
+	pullBackOff  *flowcontrol.Backoff
+	pullMu       sync.Mutex // held across a pull when SerializeImagePulls
+}
+
+// CrashLoopBackOff timings, as upstream: 10 s doubling to 300 s; a container that ran for
+// 2 × 300 s resets its back-off.
+const (
+	crashBackOffInitial = 10 * time.Second
+	crashBackOffMax     = 300 * time.Second
+	pullBackOffInitial  = 10 * time.Second
+	pullBackOffMax      = 300 * time.Second
+)
+
+// New validates deps and returns a Manager.
+func New(cfg Config, deps Deps) (*Manager, error) {
+	if deps.Sandboxes == nil || deps.Containers == nil || deps.Reader == nil || deps.Images == nil ||
+		deps.Volumes == nil || deps.Recorder == nil || deps.Clock == nil {
+		return nil, errors.New("runtime: every dependency is required")
+	}
+	if cfg.PodLogsDir == "" {
+		cfg.PodLogsDir = "/var/log/pods"
+	}
+	if cfg.CgroupRoot == "" {
+		cfg.CgroupRoot = "/kubepods"
+	}
+	m := &Manager{cfg: cfg, deps: deps,
+		crashBackOff: flowcontrol.NewBackOff(crashBackOffInitial, crashBackOffMax),
+		pullBackOff:  flowcontrol.NewBackOff(pullBackOffInitial, pullBackOffMax),
+	}
+	m.crashBackOff.Clock = deps.Clock
+	m.pullBackOff.Clock = deps.Clock
+	return m, nil
+}
+
+// GCBackOff forgets back-off entries that have not been used for a while (housekeeping).
+func (m *Manager) GCBackOff() {
+	m.crashBackOff.GC()
+	m.pullBackOff.GC()
+}

@@ -1,0 +1,111 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/nodelet/nodelet/internal/container"
+)
+
+// GetPodStatus asks the runtime about one pod: its sandboxes (newest first, with their network
+// status) and containers (newest first, with states, exit codes, reasons and termination
+// messages). The pod cache stores it with the time taken before the first call.
+func (m *Manager) GetPodStatus(ctx context.Context, uid types.UID, name, namespace string) (*container.PodStatus, error) {
+	byUID := map[string]string{container.PodUIDLabel: string(uid)}
+	sandboxes, err := m.deps.Sandboxes.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: byUID})
+	if err != nil {
+		return nil, fmt.Errorf("list sandboxes of pod %s/%s: %w", namespace, name, err)
+	}
+	sort.Slice(sandboxes, func(i, j int) bool { return sandboxes[i].CreatedAt > sandboxes[j].CreatedAt })
+	ps := &container.PodStatus{ID: uid, Name: name, Namespace: namespace}
+	for i, s := range sandboxes {
+		resp, err := m.deps.Sandboxes.PodSandboxStatus(ctx, s.Id, false)
+		if err != nil {
+			if isNotFound(err) {
+				continue // removed since the listing
+			}
+			return nil, fmt.Errorf("status of sandbox %s of pod %s/%s: %w", s.Id, namespace, name, err)
+		}
+		st := resp.GetStatus()
+		ps.SandboxStatuses = append(ps.SandboxStatuses, st)
+		if i == 0 && st.GetState() == runtimeapi.PodSandboxState_SANDBOX_READY {
+			ps.IPs = sandboxIPs(st)
+		}
+	}
+	containers, err := m.deps.Reader.ListContainers(ctx, &runtimeapi.ContainerFilter{LabelSelector: byUID})
+	if err != nil {
+		return nil, fmt.Errorf("list containers of pod %s/%s: %w", namespace, name, err)
+	}
+	sort.Slice(containers, func(i, j int) bool { return containers[i].CreatedAt > containers[j].CreatedAt })
+	newestSandbox := ""
+	if len(ps.SandboxStatuses) > 0 {
+		newestSandbox = ps.SandboxStatuses[0].GetId()
+	}
+	for _, c := range containers {
+		resp, err := m.deps.Reader.ContainerStatus(ctx, c.Id, false)
+		if err != nil {
+			if isNotFound(err) {
+				continue
+			}
+			return nil, fmt.Errorf("status of container %s of pod %s/%s: %w", c.Id, namespace, name, err)
+		}
+		cs := m.toStatus(uid, c, resp.GetStatus())
+		ps.ContainerStatuses = append(ps.ContainerStatuses, cs)
+		if cs.SandboxID == newestSandbox {
+			ps.ActiveContainerStatuses = append(ps.ActiveContainerStatuses, cs)
+		}
+	}
+	return ps, nil
+}
+
+func (m *Manager) toStatus(uid types.UID, c *runtimeapi.Container, s *runtimeapi.ContainerStatus) *container.Status {
+	annotations := s.GetAnnotations()
+	if len(annotations) == 0 {
+		annotations = c.Annotations
+	}
+	cs := &container.Status{
+		ID: s.GetId(), SandboxID: c.PodSandboxId, Name: c.Labels[container.ContainerNameLabel],
+		State:     container.StateFromCRI(s.GetState()),
+		CreatedAt: nanos(s.GetCreatedAt()), StartedAt: nanos(s.GetStartedAt()), FinishedAt: nanos(s.GetFinishedAt()),
+		ExitCode: int(s.GetExitCode()), Image: c.GetImage().GetUserSpecifiedImage(), ImageRef: s.GetImageRef(),
+		Hash: hashOf(annotations), RestartCount: restartCountOf(annotations),
+		Reason: s.GetReason(), Message: s.GetMessage(),
+	}
+	if cs.Image == "" {
+		cs.Image = s.GetImage().GetImage()
+	}
+	if cs.State == container.StateExited && cs.Message == "" {
+		// The runtime does not carry the termination message: read the file nodelet mounted.
+		msg, err := m.deps.Volumes.ReadTerminationMessage(uid, cs.Name, cs.RestartCount)
+		if err != nil {
+			klog.V(4).InfoS("No termination message", "podUID", uid, "container", cs.Name, "err", err)
+		}
+		cs.Message = msg
+	}
+	return cs
+}
+
+func sandboxIPs(st *runtimeapi.PodSandboxStatus) []string {
+	n := st.GetNetwork()
+	if n == nil || n.GetIp() == "" {
+		return nil
+	}
+	ips := []string{n.GetIp()}
+	for _, ip := range n.GetAdditionalIps() {
+		ips = append(ips, ip.GetIp())
+	}
+	return ips
+}
+
+func nanos(ns int64) time.Time {
+	if ns == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns)
+}

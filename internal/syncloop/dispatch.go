@@ -1,0 +1,151 @@
+package syncloop
+
+import (
+	"context"
+	"sort"
+	"sync"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+
+	"github.com/nodelet/nodelet/internal/container"
+	"github.com/nodelet/nodelet/internal/podconfig"
+	"github.com/nodelet/nodelet/internal/podworkers"
+)
+
+// Desired is the pod manager: the pods the sources want.
+type Desired interface {
+	AddOrUpdate(pod *v1.Pod)
+	Remove(pod *v1.Pod)
+	ByUID(uid types.UID) (*v1.Pod, bool)
+	Pods() []*v1.Pod
+}
+
+// Workers are the pod workers.
+type Workers interface {
+	UpdatePod(opts podworkers.UpdatePodOptions)
+	SyncKnownPods(desired []*v1.Pod) map[types.UID]podworkers.WorkType
+	IsPodKnownTerminated(uid types.UID) bool
+	ShouldPodRuntimeBeRemoved(uid types.UID) bool
+}
+
+// Cleaner removes what terminated and unknown pods leave behind.
+type Cleaner interface {
+	GetPods(ctx context.Context) ([]*container.Pod, error)
+	RemovePodByUID(ctx context.Context, uid types.UID) error
+}
+
+// OrphanDirs lists and removes the pod directories on disk (volumes, hosts files).
+type OrphanDirs interface {
+	PodDirs() ([]types.UID, error)
+	TearDown(uid types.UID) error
+}
+
+// StatusForgetter drops the status of a pod that is gone.
+type StatusForgetter interface {
+	Forget(uid types.UID)
+}
+
+// Dispatcher turns what the loop receives into pod worker requests (upstream's
+// HandlePodAdditions, HandlePodUpdates, HandlePodRemoves, HandlePodSyncs, HandlePodCleanups).
+type Dispatcher struct {
+	desired  Desired
+	workers  Workers
+	cleaner  Cleaner
+	dirs     OrphanDirs
+	statuses StatusForgetter
+
+	mu sync.Mutex
+	// terminating maps a full name to the UID of a pod of that name that is stopping; a new pod
+	// of the same name (an edited static pod) starts only once that one has terminated, as
+	// upstream, so that the two never hold the same host port or name at once.
+	terminating map[string]types.UID
+	waiting     map[types.UID]*v1.Pod
+}
+
+// NewDispatcher returns a Dispatcher.
+func NewDispatcher(desired Desired, workers Workers, cleaner Cleaner, dirs OrphanDirs, statuses StatusForgetter) *Dispatcher {
+	return &Dispatcher{desired: desired, workers: workers, cleaner: cleaner, dirs: dirs, statuses: statuses,
+		terminating: map[string]types.UID{}, waiting: map[types.UID]*v1.Pod{}}
+}
+
+var _ Handler = (*Dispatcher)(nil)
+
+// HandlePodUpdate applies one PodUpdate.
+func (d *Dispatcher) HandlePodUpdate(u podconfig.PodUpdate) {
+	pods := append([]*v1.Pod(nil), u.Pods...)
+	sort.SliceStable(pods, func(i, j int) bool { return pods[i].CreationTimestamp.Before(&pods[j].CreationTimestamp) })
+	for _, pod := range pods {
+		switch u.Op {
+		case podconfig.ADD:
+			klog.InfoS("Pod added", "pod", klog.KObj(pod), "podUID", pod.UID, "source", u.Source)
+			d.desired.AddOrUpdate(pod)
+			d.start(pod)
+		case podconfig.UPDATE, podconfig.DELETE:
+			// A deletionTimestamp makes the pod worker terminate the pod with its grace period.
+			d.desired.AddOrUpdate(pod)
+			if !d.isWaiting(pod.UID) {
+				d.workers.UpdatePod(podworkers.UpdatePodOptions{UpdateType: podworkers.SyncPodUpdate, Pod: pod})
+			}
+		case podconfig.REMOVE:
+			d.desired.Remove(pod)
+			d.mu.Lock()
+			delete(d.waiting, pod.UID)
+			d.terminating[podconfig.FullName(pod)] = pod.UID
+			d.mu.Unlock()
+			klog.InfoS("Pod removed from its source; terminating it", "pod", klog.KObj(pod), "podUID", pod.UID, "source", u.Source)
+			d.workers.UpdatePod(podworkers.UpdatePodOptions{UpdateType: podworkers.SyncPodKill, Pod: pod})
+		case podconfig.RECONCILE:
+			d.desired.AddOrUpdate(pod)
+		}
+	}
+}
+
+// start hands a new pod to its worker, unless a pod of the same name is still stopping.
+func (d *Dispatcher) start(pod *v1.Pod) {
+	d.mu.Lock()
+	prev, stopping := d.terminating[podconfig.FullName(pod)]
+	if stopping && prev != pod.UID && !d.workers.IsPodKnownTerminated(prev) {
+		d.waiting[pod.UID] = pod
+		d.mu.Unlock()
+		klog.InfoS("Pod waits for the previous pod of the same name to stop", "pod", klog.KObj(pod), "podUID", pod.UID, "previousUID", prev)
+		return
+	}
+	delete(d.terminating, podconfig.FullName(pod))
+	delete(d.waiting, pod.UID)
+	d.mu.Unlock()
+	d.workers.UpdatePod(podworkers.UpdatePodOptions{UpdateType: podworkers.SyncPodCreate, Pod: pod})
+}
+
+func (d *Dispatcher) isWaiting(uid types.UID) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	_, ok := d.waiting[uid]
+	return ok
+}
+
+// HandleSyncs asks the workers of the given pods to sync, and starts waiting pods whose
+// predecessor has stopped.
+func (d *Dispatcher) HandleSyncs(uids []types.UID) {
+	d.startWaiting()
+	for _, uid := range uids {
+		if pod, ok := d.desired.ByUID(uid); ok && !d.isWaiting(uid) {
+			d.workers.UpdatePod(podworkers.UpdatePodOptions{UpdateType: podworkers.SyncPodSync, Pod: pod})
+		}
+	}
+}
+
+func (d *Dispatcher) startWaiting() {
+	d.mu.Lock()
+	var ready []*v1.Pod
+	for _, pod := range d.waiting {
+		if prev := d.terminating[podconfig.FullName(pod)]; d.workers.IsPodKnownTerminated(prev) {
+			ready = append(ready, pod)
+		}
+	}
+	d.mu.Unlock()
+	for _, pod := range ready {
+		d.start(pod)
+	}
+}

@@ -1,0 +1,65 @@
+package syncloop
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/klog/v2"
+
+	"github.com/nodelet/nodelet/internal/podworkers"
+)
+
+// HandleHousekeeping is upstream's HandlePodCleanups, run once every source has been read: pods
+// no source wants are terminated by their workers; once terminated, their containers, sandboxes
+// and directories are removed; runtime pods no worker knows (left by an earlier run, or created
+// by hand with nodelet's labels) are stopped and removed; pod directories of unknown pods are
+// removed.
+func (d *Dispatcher) HandleHousekeeping(ctx context.Context) {
+	d.startWaiting()
+	desired := d.desired.Pods()
+	desiredUIDs := sets.New[types.UID]()
+	for _, p := range desired {
+		desiredUIDs.Insert(p.UID)
+	}
+	known := d.workers.SyncKnownPods(desired)
+	running, err := d.cleaner.GetPods(ctx)
+	if err != nil {
+		klog.ErrorS(err, "Housekeeping could not list the runtime's pods; retrying next time")
+		return
+	}
+	inRuntime := sets.New[types.UID]()
+	for _, rp := range running {
+		inRuntime.Insert(rp.ID)
+		if desiredUIDs.Has(rp.ID) {
+			continue
+		}
+		if wt, ok := known[rp.ID]; ok && wt != podworkers.TerminatedPod && !d.workers.ShouldPodRuntimeBeRemoved(rp.ID) {
+			continue // its worker is still stopping it
+		}
+		klog.InfoS("Removing a pod no source wants", "pod", rp.Namespace+"/"+rp.Name, "podUID", rp.ID)
+		if err := d.cleaner.RemovePodByUID(ctx, rp.ID); err != nil {
+			klog.ErrorS(err, "Failed to remove pod; retrying at the next housekeeping", "podUID", rp.ID)
+			continue
+		}
+		d.statuses.Forget(rp.ID)
+	}
+	dirs, err := d.dirs.PodDirs()
+	if err != nil {
+		klog.ErrorS(err, "Housekeeping could not list pod directories")
+		return
+	}
+	for _, uid := range dirs {
+		if desiredUIDs.Has(uid) || inRuntime.Has(uid) {
+			continue
+		}
+		if _, ok := known[uid]; ok {
+			continue
+		}
+		if err := d.dirs.TearDown(uid); err != nil {
+			klog.ErrorS(err, "Failed to remove orphaned pod directory", "podUID", uid)
+			continue
+		}
+		d.statuses.Forget(uid)
+	}
+}
