@@ -58,8 +58,8 @@ func TestLoadKubeadmConfig(t *testing.T) {
 		t.Errorf("evictionHard = %v, want %v (no merge unless mergeDefaultEvictionSettings)", kc.EvictionHard, wantEviction)
 	}
 	wantIgnored := []string{
-		"authentication", "cgroupDriver", "clusterDNS", "clusterDomain", "evictionHard",
-		"featureGates", "memorySwap", "resolvConf", "rotateCertificates", "serverTLSBootstrap", "tlsCipherSuites",
+		"authentication", "cgroupDriver", "evictionHard",
+		"featureGates", "memorySwap", "rotateCertificates", "serverTLSBootstrap", "tlsCipherSuites",
 	}
 	if !reflect.DeepEqual(cfg.Ignored, wantIgnored) {
 		t.Errorf("Ignored =\n  %q\nwant\n  %q", cfg.Ignored, wantIgnored)

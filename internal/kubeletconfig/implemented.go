@@ -28,8 +28,13 @@ var implementedFields = []string{
 	"syncFrequency",
 	"maxPods",
 
-	// CRI.
+	// CRI and the pods it runs.
 	"containerRuntimeEndpoint",
+	"podLogsDir",
+	"serializeImagePulls",
+	"clusterDNS",
+	"clusterDomain",
+	"resolvConf",
 
 	// Kubelet HTTP servers.
 	"address",

@@ -42,6 +42,7 @@ type fileSource struct {
 	cfg     FileConfig
 	entries map[string]fileEntry
 	dups    map[string]string // path → duplicate-name reason last reported
+	owners  map[string]string // full name → the path that defined it at the last listing
 }
 
 // RunFileSource watches cfg.Path until ctx ends. A missing path is an empty source (and
@@ -114,7 +115,9 @@ func drain(ch <-chan fsnotify.Event) {
 	}
 }
 
-// list reads the path and returns the pods of every valid manifest, in file-name order.
+// list reads the path and returns the pods of every valid manifest, in file-name order. When
+// two files define the same pod name, the file that defined it before keeps it (so a new file
+// never displaces a running pod); among new names the first file in name order wins.
 func (s *fileSource) list() []*v1.Pod {
 	paths, err := s.paths()
 	if err != nil {
@@ -124,20 +127,42 @@ func (s *fileSource) list() []*v1.Pod {
 		return []*v1.Pod{}
 	}
 	s.forgetExcept(paths)
-	pods := []*v1.Pod{}
-	owner := map[string]string{} // full name → path
+	perPath := make(map[string][]*v1.Pod, len(paths))
 	for _, p := range paths {
-		for _, pod := range s.read(p) {
-			name := FullName(pod)
-			if first, dup := owner[name]; dup {
-				s.reportDup(p, fmt.Errorf("metadata.name: Duplicate value: pod %q is already defined in %s; this file is ignored", name, first))
-				continue
+		perPath[p] = s.read(p)
+	}
+	owner := map[string]string{} // full name → path
+	for name, p := range s.owners {
+		for _, pod := range perPath[p] {
+			if FullName(pod) == name {
+				owner[name] = p
 			}
-			delete(s.dups, p)
-			owner[name] = p
-			pods = append(pods, pod)
 		}
 	}
+	for _, p := range paths {
+		for _, pod := range perPath[p] {
+			if _, taken := owner[FullName(pod)]; !taken {
+				owner[FullName(pod)] = p
+			}
+		}
+	}
+	pods := []*v1.Pod{}
+	for _, p := range paths {
+		dup := false
+		for _, pod := range perPath[p] {
+			name := FullName(pod)
+			if first := owner[name]; first != p {
+				s.reportDup(p, fmt.Errorf("metadata.name: Duplicate value: pod %q is already defined in %s; this file is ignored", name, first))
+				dup = true
+				continue
+			}
+			pods = append(pods, pod)
+		}
+		if !dup {
+			delete(s.dups, p)
+		}
+	}
+	s.owners = owner
 	klog.V(4).InfoS("Manifest path read", "path", s.cfg.Path, "files", len(paths), "pods", len(pods))
 	return pods
 }

@@ -175,13 +175,19 @@ func TestFileSourceReportsBadFilesOncePerChange(t *testing.T) {
 	dir := t.TempDir()
 	write(t, filepath.Join(dir, "good.yaml"), manifest("good", "busybox"))
 	write(t, filepath.Join(dir, "bad.yaml"), []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: bad}\nspec: {containers: [{name: c, image: x, bogus: 1}]}\n"))
-	write(t, filepath.Join(dir, "dup.yaml"), manifest("good", "busybox:2"))
+	write(t, filepath.Join(dir, "zz-dup.yaml"), manifest("good", "busybox:2"))
 	write(t, filepath.Join(dir, ".hidden.yaml"), []byte("garbage"))
 	if err := os.Mkdir(filepath.Join(dir, "subdir"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	rec, clk := startFileSource(t, dir)
 	rec.waitFor(t, "good-n1")
+	// A new file that sorts first and reuses a running pod's name does not displace it.
+	write(t, filepath.Join(dir, "aaa-newcomer.yaml"), manifest("good", "busybox:3"))
+	clk.Step(21 * time.Second)
+	if pods := rec.waitFor(t, "good-n1"); pods[0].Spec.Containers[0].Image != "busybox" {
+		t.Fatalf("the newcomer displaced the running pod: image %s", pods[0].Spec.Containers[0].Image)
+	}
 	for range 3 { // periodic re-reads must not repeat the reports
 		clk.Step(21 * time.Second)
 		rec.waitFor(t, "good-n1")
@@ -189,8 +195,11 @@ func TestFileSourceReportsBadFilesOncePerChange(t *testing.T) {
 	if r := rec.reportsFor("bad.yaml"); len(r) != 1 || !strings.Contains(r[0], `unknown field "spec.containers[0].bogus"`) {
 		t.Fatalf("bad.yaml reports: %q", r)
 	}
-	if r := rec.reportsFor("dup.yaml"); len(r) != 1 || !strings.Contains(r[0], "already defined in") {
-		t.Fatalf("dup.yaml reports: %q", r)
+	if r := rec.reportsFor("zz-dup.yaml"); len(r) != 1 || !strings.Contains(r[0], "already defined in") || !strings.HasPrefix(r[0], "file "+filepath.Join(dir, "zz-dup.yaml")) {
+		t.Fatalf("zz-dup.yaml reports: %q", r)
+	}
+	if r := rec.reportsFor("aaa-newcomer.yaml"); len(r) != 1 || !strings.HasPrefix(r[0], "file "+filepath.Join(dir, "aaa-newcomer.yaml")) || !strings.Contains(r[0], "good.yaml") {
+		t.Fatalf("newcomer reports: %q", r)
 	}
 	if r := rec.reportsFor("subdir"); len(r) != 1 {
 		t.Fatalf("subdir reports: %q", r)

@@ -35,7 +35,7 @@ func TestMakeRun(t *testing.T) {
 		}
 	}()
 	for _, pod := range []string{"default/web-make-run-node", "default/counter-make-run-node"} {
-		logs.waitCount(t, 3*time.Minute, 1, `"Pod update"`, `op="ADD"`, `pod="`+pod+`"`)
+		logs.waitCount(t, 3*time.Minute, 1, `"Pod added"`, `pod="`+pod+`"`)
 	}
 	if n := len(logs.matching("Pod manifest rejected")); n != 0 {
 		t.Errorf("an example manifest was rejected:\n%s", logs.dump())

@@ -1,0 +1,280 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/nodelet/nodelet/internal/container"
+	"github.com/nodelet/nodelet/internal/cri"
+)
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+)
+
+// nodeletBin builds the binary once per test run.
+func nodeletBin(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "nodelet-bin-")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "nodelet")
+		if out, err := exec.Command("go", "build", "-o", binPath, "../../cmd/nodelet").CombinedOutput(); err != nil {
+			binErr = fmt.Errorf("build nodelet: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+// node is one nodelet process run by a test, with its own manifest directory, state, logs,
+// node name and read-only port, on the shared test environment's containerd.
+type node struct {
+	t         *testing.T
+	env       env
+	name      string
+	manifests string
+	rootDir   string
+	logsDir   string
+	port      int
+	extra     []string
+	cmd       *exec.Cmd
+	logs      *logWatcher
+	exited    chan error
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// startNode starts nodelet; the test's cleanup stops it and removes the pods it ran.
+func startNode(t *testing.T, extraArgs ...string) *node {
+	t.Helper()
+	e := testenv(t)
+	base := t.TempDir()
+	n := &node{t: t, env: e, name: "e2e-" + strings.ToLower(randomHex(t, 4)),
+		manifests: filepath.Join(base, "manifests"), rootDir: filepath.Join(base, "root"),
+		logsDir: filepath.Join(base, "pods"), port: freePort(t), extra: extraArgs}
+	if err := os.MkdirAll(n.manifests, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	n.start()
+	t.Cleanup(n.cleanup)
+	return n
+}
+
+func (n *node) start() {
+	n.t.Helper()
+	args := append([]string{"--pod-manifest-path", n.manifests, "--root-dir", n.rootDir,
+		"--container-runtime-endpoint", n.env.endpoint, "--hostname-override", n.name,
+		"--read-only-port", fmt.Sprint(n.port), "--file-check-frequency", "2s", "-v", "3"}, n.extra...)
+	cfg := filepath.Join(n.rootDir, "..", "config.yaml")
+	if err := os.WriteFile(cfg, []byte("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\npodLogsDir: "+n.logsDir+"\n"), 0o644); err != nil {
+		n.t.Fatal(err)
+	}
+	args = append([]string{"--config", cfg}, args...)
+	n.cmd = exec.Command(nodeletBin(n.t), args...)
+	out, err := n.cmd.StderrPipe()
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	n.logs = watchLogs(out)
+	if err := n.cmd.Start(); err != nil {
+		n.t.Fatal(err)
+	}
+	n.exited = make(chan error, 1)
+	go func(c *exec.Cmd, ch chan error) { ch <- c.Wait() }(n.cmd, n.exited)
+}
+
+// kill9 kills nodelet with SIGKILL and waits for it to be gone.
+func (n *node) kill9() {
+	_ = n.cmd.Process.Signal(syscall.SIGKILL)
+	<-n.exited
+}
+
+func (n *node) stop() {
+	if n.cmd.ProcessState != nil {
+		return
+	}
+	_ = n.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-n.exited:
+	case <-time.After(15 * time.Second):
+		_ = n.cmd.Process.Kill()
+		n.t.Errorf("nodelet did not stop within 15 s of SIGTERM")
+	}
+}
+
+// cleanup stops nodelet and removes every sandbox of this node's pods from the runtime.
+func (n *node) cleanup() {
+	n.stop()
+	if n.t.Failed() {
+		n.t.Logf("nodelet log:\n%s", n.logs.dump())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c, err := cri.Dial(ctx, n.env.endpoint, 10*time.Second)
+	if err != nil {
+		n.t.Errorf("cleanup: %v", err)
+		return
+	}
+	defer c.Close()
+	sandboxes, err := c.ListPodSandbox(ctx, nil)
+	if err != nil {
+		n.t.Errorf("cleanup: %v", err)
+		return
+	}
+	for _, s := range sandboxes {
+		if !strings.HasSuffix(s.Labels[container.PodNameLabel], "-"+n.name) {
+			continue
+		}
+		_ = c.StopPodSandbox(ctx, s.Id)
+		if err := c.RemovePodSandbox(ctx, s.Id); err != nil {
+			n.t.Errorf("cleanup: remove sandbox %s: %v", s.Id, err)
+		}
+	}
+}
+
+// write puts a manifest in place atomically (as editors and config management do).
+func (n *node) write(file, manifest string) {
+	n.t.Helper()
+	tmp := filepath.Join(n.manifests, "."+file+".tmp")
+	if err := os.WriteFile(tmp, []byte(manifest), 0o644); err != nil {
+		n.t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(n.manifests, file)); err != nil {
+		n.t.Fatal(err)
+	}
+}
+
+func (n *node) remove(file string) {
+	n.t.Helper()
+	if err := os.Remove(filepath.Join(n.manifests, file)); err != nil {
+		n.t.Fatal(err)
+	}
+}
+
+// podName is the static pod's name on this node.
+func (n *node) podName(name string) string { return name + "-" + n.name }
+
+// pods reads /pods from the read-only API.
+func (n *node) pods() ([]v1.Pod, error) {
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/pods", n.port))
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var list v1.PodList
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
+		return nil, err
+	}
+	return list.Items, nil
+}
+
+// pod returns the named static pod, or nil.
+func (n *node) pod(name string) *v1.Pod {
+	pods, err := n.pods()
+	if err != nil {
+		return nil
+	}
+	for i := range pods {
+		if pods[i].Name == n.podName(name) {
+			return &pods[i]
+		}
+	}
+	return nil
+}
+
+// waitPod polls /pods until cond holds for the named pod (nil when it is absent); it fails
+// the test with the last status seen after timeout.
+func (n *node) waitPod(name string, timeout time.Duration, what string, cond func(*v1.Pod) bool) *v1.Pod {
+	n.t.Helper()
+	deadline := time.Now().Add(timeout)
+	var last *v1.Pod
+	for time.Now().Before(deadline) {
+		last = n.pod(name)
+		if cond(last) {
+			return last
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	js, _ := json.MarshalIndent(last, "", "  ")
+	n.t.Fatalf("pod %s: waited %v for %s; last seen:\n%s", name, timeout, what, js)
+	return nil
+}
+
+func isRunningReady(p *v1.Pod) bool {
+	if p == nil || p.Status.Phase != v1.PodRunning {
+		return false
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == v1.PodReady {
+			return c.Status == v1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func containerStatus(p *v1.Pod, name string) *v1.ContainerStatus {
+	if p == nil {
+		return nil
+	}
+	for _, list := range [][]v1.ContainerStatus{p.Status.InitContainerStatuses, p.Status.ContainerStatuses} {
+		for i := range list {
+			if list[i].Name == name {
+				return &list[i]
+			}
+		}
+	}
+	return nil
+}
+
+// criClient dials the test environment's containerd.
+func (n *node) criClient() *cri.Client {
+	n.t.Helper()
+	c, err := cri.Dial(context.Background(), n.env.endpoint, 10*time.Second)
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	n.t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// sandboxesOf lists the runtime's sandboxes of one of this node's pods.
+func (n *node) sandboxesOf(name string) []*runtimeapi.PodSandbox {
+	n.t.Helper()
+	c := n.criClient()
+	list, err := c.ListPodSandbox(context.Background(), &runtimeapi.PodSandboxFilter{
+		LabelSelector: map[string]string{container.PodNameLabel: n.podName(name)}})
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	return list
+}
