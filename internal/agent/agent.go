@@ -145,7 +145,8 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	rs.update(ctx, client)
 	g.start("runtime status", func() error { rs.run(ctx, client, deps.Clock, 5*time.Second); return nil })
 
-	vols := volumes.New(volumes.Config{RootDir: cfg.RootDir}, volumes.NewSystemMounter())
+	vols := volumes.New(volumes.Config{RootDir: cfg.RootDir, ClusterDomain: cfg.ClusterDomain,
+		NodeAllocatableMemory: facts.memoryCapacity, SubPathEnv: subPathEnv(facts)}, volumes.NewSystemMounter())
 	resolv, _ := os.ReadFile(cfg.ResolvConf)
 	rt, err := runtime.New(runtime.Config{
 		NodeName: cfg.NodeName, PodLogsDir: cfg.PodLogsDir, CgroupRoot: "/kubepods",

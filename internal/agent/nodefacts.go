@@ -11,6 +11,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/nodelet/nodelet/internal/runtime/criconfig"
 )
 
 // nodeFacts is what the runtime manager and status generation need to know about the machine.
@@ -82,4 +84,16 @@ func memTotal(path string) (int64, error) {
 		}
 	}
 	return 0, fmt.Errorf("no MemTotal in %s", path)
+}
+
+// subPathEnv resolves a container's environment for subPathExpr, as upstream does.
+func subPathEnv(facts nodeFacts) func(pod *v1.Pod, c *v1.Container, podIPs []string) (func(string) (string, bool), error) {
+	return func(pod *v1.Pod, c *v1.Container, podIPs []string) (func(string) (string, bool), error) {
+		env, err := criconfig.Env(pod, c, criconfig.PodIdentity{NodeName: pod.Spec.NodeName, PodIPs: podIPs,
+			HostIPs: facts.hostIPs, Allocatable: facts.allocatable})
+		if err != nil {
+			return nil, err
+		}
+		return criconfig.EnvMap(env), nil
+	}
 }

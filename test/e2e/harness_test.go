@@ -278,3 +278,15 @@ func (n *node) sandboxesOf(name string) []*runtimeapi.PodSandbox {
 	}
 	return list
 }
+
+// readContainerLog reads a container's current CRI log file and returns its content lines.
+func readContainerLog(t *testing.T, n *node, p *v1.Pod, container string) string {
+	t.Helper()
+	cs := containerStatus(p, container)
+	path := filepath.Join(n.logsDir, p.Namespace+"_"+p.Name+"_"+string(p.UID), container, fmt.Sprintf("%d.log", cs.RestartCount))
+	var out strings.Builder
+	for _, line := range readCRILog(t, path) {
+		out.WriteString(line + "\n")
+	}
+	return out.String()
+}
