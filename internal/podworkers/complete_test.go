@@ -42,6 +42,20 @@ func TestComplete(t *testing.T) {
 		want:    syncing,
 		outcome: outcome{requeue: true, requeueAfter: 10 * time.Second},
 	}, {
+		name:    "an error that says when to retry is requeued then, exactly",
+		state:   busy,
+		work:    syncWork,
+		err:     errors.Join(errSync, retryAt(now.Add(17*time.Second))),
+		want:    syncing,
+		outcome: outcome{requeue: true, requeueAfter: 17 * time.Second, exact: true},
+	}, {
+		name:    "a retry time already past requeues at once",
+		state:   busy,
+		work:    syncWork,
+		err:     retryAt(now.Add(-time.Second)),
+		want:    syncing,
+		outcome: outcome{requeue: true, requeueAfter: 0, exact: true},
+	}, {
 		name:    "the back-off never exceeds the resync interval",
 		state:   busy,
 		work:    syncWork,
@@ -183,3 +197,10 @@ func TestOrphan(t *testing.T) {
 		})
 	}
 }
+
+type retryAt time.Time
+
+func (r retryAt) Error() string      { return "back-off" }
+func (r retryAt) RetryAt() time.Time { return time.Time(r) }
+
+var _ RetryAt = retryAt{}

@@ -1,6 +1,7 @@
 package podworkers
 
 import (
+	"errors"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -207,6 +208,8 @@ type outcome struct {
 	// requeue asks the Requeuer to sync the pod again after requeueAfter (before jitter).
 	requeue      bool
 	requeueAfter time.Duration
+	// exact: requeue at requeueAfter without jitter (the error said when to retry).
+	exact bool
 	// again: an update is pending; take it up now.
 	again bool
 	// exit: the pod is finished; the worker goroutine ends.
@@ -224,6 +227,10 @@ func complete(s podSyncStatus, w podWork, isTerminal bool, err error, now time.T
 	switch {
 	case err != nil:
 		o.requeue, o.requeueAfter = true, min(t.backOff, t.resync)
+		var ra RetryAt
+		if errors.As(err, &ra) && !ra.RetryAt().IsZero() {
+			o.requeueAfter, o.exact = max(ra.RetryAt().Sub(now), 0), true
+		}
 	case w.workType == TerminatedPod:
 		s.finished, s.working, s.pending = true, false, nil
 		return s, outcome{exit: true}

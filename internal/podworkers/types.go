@@ -148,3 +148,10 @@ const (
 	defaultResyncInterval = time.Minute
 	defaultBackOffPeriod  = 10 * time.Second
 )
+
+// RetryAt is implemented by sync errors that know when the sync is worth retrying, such as a
+// container waiting out its CrashLoopBackOff: the pod is requeued at that time exactly (no
+// jitter), as upstream requeues a BackoffError at its back-off's end.
+type RetryAt interface {
+	RetryAt() time.Time
+}

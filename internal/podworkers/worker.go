@@ -124,7 +124,7 @@ func (p *PodWorkers) finish(uid types.UID, w *worker, work podWork, isTerminal b
 
 	if o.requeue && !stopping {
 		after := o.requeueAfter
-		if p.jitter > 0 {
+		if p.jitter > 0 && !o.exact {
 			after = wait.Jitter(after, p.jitter)
 		}
 		p.requeuer.Enqueue(uid, after)

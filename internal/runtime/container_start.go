@@ -93,7 +93,7 @@ func (m *Manager) checkCrashBackOff(pod *v1.Pod, c *v1.Container, last *containe
 	if m.crashBackOff.IsInBackOffSince(key, last.FinishedAt) {
 		msg := fmt.Sprintf("back-off %s restarting failed container=%s pod=%s(%s)", m.crashBackOff.Get(key), c.Name, klog.KObj(pod), pod.UID)
 		m.deps.Recorder.Eventf(pod, v1.EventTypeWarning, "BackOff", "Back-off restarting failed container %s in pod %s", c.Name, klog.KObj(pod))
-		return &ContainerError{Container: c.Name, Reason: ReasonCrashLoopBackOff, Message: msg}
+		return &ContainerError{Container: c.Name, Reason: ReasonCrashLoopBackOff, Message: msg, Until: last.FinishedAt.Add(m.crashBackOff.Get(key))}
 	}
 	m.crashBackOff.Next(key, last.FinishedAt)
 	return nil

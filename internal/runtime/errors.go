@@ -1,6 +1,8 @@
 package runtime
 
 import (
+	"time"
+
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -24,7 +26,13 @@ type ContainerError struct {
 	Reason    string
 	Message   string
 	Err       error
+	// Until is when a back-off ends (CrashLoopBackOff, ImagePullBackOff); zero otherwise.
+	Until time.Time
 }
+
+// RetryAt tells the pod worker when retrying is worthwhile; with no back-off, the worker's own
+// back-off period applies.
+func (e *ContainerError) RetryAt() time.Time { return e.Until }
 
 func (e *ContainerError) Error() string { return e.Reason + ": " + e.Message }
 func (e *ContainerError) Unwrap() error { return e.Err }

@@ -35,7 +35,7 @@ func (m *Manager) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container,
 	if m.pullBackOff.IsInBackOffSinceUpdate(key, now) {
 		msg := fmt.Sprintf("Back-off pulling image %q", c.Image)
 		m.deps.Recorder.Eventf(pod, v1.EventTypeNormal, "BackOff", msg)
-		return nil, &ContainerError{Container: c.Name, Reason: ReasonImagePullBackOff, Message: msg}
+		return nil, &ContainerError{Container: c.Name, Reason: ReasonImagePullBackOff, Message: msg, Until: now.Add(m.pullBackOff.Get(key))}
 	}
 	m.deps.Recorder.Eventf(pod, v1.EventTypeNormal, "Pulling", "Pulling image %q", c.Image)
 	waitStart := m.deps.Clock.Now()

@@ -1,0 +1,51 @@
+// Package server is nodelet's local read-only HTTP API, the upstream kubelet's read-only port
+// (--read-only-port, 10255): what `nodelet get pods` and `nodelet logs` talk to.
+//
+// Routes (one file each):
+//
+//	GET /pods                                          pods.go
+//	GET /healthz, GET /healthz/{name}                  healthz.go
+//	GET /containerLogs/{namespace}/{pod}/{container}   containerlogs.go
+//
+// /pods returns the desired pods with their latest generated status as a v1 PodList, encoded as
+// the kubelet encodes it (kind PodList, apiVersion v1); an empty list is "items":[] where the
+// kubelet writes null.
+//
+// /healthz runs a built-in "ping" check and then the checks given in Deps, in order, and answers
+// "ok", or 500 with one "[+]name ok" / "[-]name failed: reason" line per check followed by
+// "healthz check failed", in the format of k8s.io/apiserver's healthz handler; ?verbose lists
+// the checks when all pass, ?exclude=name skips one. Unlike the apiserver (whose endpoint is
+// public) the reason is not withheld: this port is local. /healthz/{name} runs one check.
+//
+// /containerLogs serves a container's CRI log file with the kubelet's query parameters (follow,
+// previous, tailLines or its legacy alias tail, limitBytes, timestamps, sinceSeconds, sinceTime,
+// stream) and their validation rules; a bad parameter is a 400, an unknown pod or container a
+// 404, a container without logs yet a 400 with the kubelet's message ("... is waiting to start:
+// ContainerCreating"). The CRI format (`<RFC3339Nano time> <stdout|stderr> <F|P> <content>`) is
+// parsed as k8s.io/cri-client/pkg/logs does and only the content is written, prefixed by the
+// fixed-width RFC3339Nano time when timestamps=true, as `kubectl logs` shows it. Partial (P)
+// records are joined with the rest of their line, per stream, so tailLines counts and sinceTime
+// filters whole lines (the kubelet counts raw records); a line growing past 1 MiB without its
+// final record is written in 1 MiB pieces so a container cannot make the server buffer without
+// bound.
+//
+// Which file: the container's log directory (LogLocator) holds <attempt>.log files. The current
+// container's log is <restartCount>.log (the newest file if the status and the files disagree);
+// previous=true needs a terminated previous instance, as upstream, and reads <restartCount-1>.log
+// (the newest file below the current one). When no container is current (back-off), both read
+// the last terminated instance's file, which is the newest one: the kubelet does the same.
+//
+// follow=true streams lines as the file grows, flushing after each write, while the container
+// instance is still running according to the PodSource: as upstream, following a container that
+// has exited writes what is there and ends, and a follow ends when the container exits (after
+// the last lines) or when the client goes away. Growth is noticed with fsnotify on the log
+// directory and, as a fallback, by a 1 s timer of the injected clock (upstream's force-check
+// period); a file re-created under the same name (rotation) is reopened.
+//
+// Security: /containerLogs exposes container output without authentication, as the kubelet's
+// read-only port never did. It is served only because, in standalone mode, this API is bound to
+// loopback (Config.Address 127.0.0.1:10255); do not bind it to a routable address.
+//
+// Reading order: server.go, pods.go, healthz.go, containerlogs.go, logoptions.go, logfile.go,
+// crilog.go, stream.go.
+package server

@@ -1,0 +1,155 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+)
+
+// PodSource gives the desired pods with their latest generated status (the status manager).
+// The returned pods are read, never modified.
+type PodSource interface {
+	Pods() []*v1.Pod
+}
+
+// HealthCheck is one named health check (runtime, pleg, syncloop...). Check must be quick.
+type HealthCheck interface {
+	Name() string
+	Check() error
+}
+
+// LogLocator tells where a container's CRI logs are:
+// <podLogsDir>/<namespace>_<name>_<uid>/<container>/, holding <restartCount>.log files.
+type LogLocator interface {
+	ContainerLogDir(namespace, podName, container string) (dir string, ok bool)
+}
+
+// Config configures the server.
+type Config struct {
+	// Address is the listen address, e.g. 127.0.0.1:10255. See doc.go before making it routable.
+	Address string
+	// Clock drives sinceSeconds and the follow fallback ticker.
+	Clock clock.Clock
+}
+
+// Deps are what the server reads from.
+type Deps struct {
+	Pods   PodSource
+	Checks []HealthCheck
+	Logs   LogLocator
+}
+
+const (
+	// readHeaderTimeout bounds a slow client's request headers; there is no write timeout
+	// because a followed log streams for as long as the client wants.
+	readHeaderTimeout = 10 * time.Second
+	// shutdownTimeout bounds the graceful shutdown when Run's context ends.
+	shutdownTimeout = 5 * time.Second
+)
+
+// Server is the read-only API.
+type Server struct {
+	address string
+	handler http.Handler
+}
+
+// New checks cfg and deps and builds the routes.
+func New(cfg Config, deps Deps) (*Server, error) {
+	switch {
+	case cfg.Address == "":
+		return nil, errors.New("server: Config.Address is required")
+	case cfg.Clock == nil:
+		return nil, errors.New("server: Config.Clock is required")
+	case deps.Pods == nil:
+		return nil, errors.New("server: Deps.Pods is required")
+	case deps.Logs == nil:
+		return nil, errors.New("server: Deps.Logs is required")
+	}
+	checks := append([]HealthCheck{pingCheck{}}, deps.Checks...)
+	seen := map[string]bool{}
+	for i, c := range checks {
+		if c == nil {
+			return nil, fmt.Errorf("server: Deps.Checks[%d] is nil", i-1)
+		}
+		name := c.Name()
+		if name == "" || strings.Contains(name, "/") {
+			return nil, fmt.Errorf("server: health check name %q must be non-empty and without '/'", name)
+		}
+		if seen[name] {
+			return nil, fmt.Errorf("server: duplicate health check %q", name)
+		}
+		seen[name] = true
+	}
+
+	mux := http.NewServeMux()
+	mux.Handle("GET /pods", &podsHandler{pods: deps.Pods})
+	hz := &healthzHandler{checks: checks}
+	mux.HandleFunc("GET /healthz", hz.all)
+	mux.HandleFunc("GET /healthz/{name}", hz.one)
+	mux.Handle("GET /containerLogs/{namespace}/{pod}/{container}", &containerLogsHandler{
+		pods:  deps.Pods,
+		logs:  deps.Logs,
+		clock: cfg.Clock,
+	})
+	return &Server{address: cfg.Address, handler: mux}, nil
+}
+
+// Handler returns the routes, for tests with httptest.
+func (s *Server) Handler() http.Handler {
+	return s.handler
+}
+
+// Run listens on Config.Address and serves until ctx ends, then shuts down gracefully: it stops
+// accepting, ends the requests in flight (their contexts derive from ctx, so followed logs end
+// too) and waits for them for at most 5 s. A listen or serve failure is returned.
+func (s *Server) Run(ctx context.Context) error {
+	logger := klog.FromContext(ctx).WithName("server")
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", s.address)
+	if err != nil {
+		return fmt.Errorf("server: listen on %s: %w", s.address, err)
+	}
+	srv := &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: readHeaderTimeout,
+		BaseContext:       func(net.Listener) context.Context { return klog.NewContext(ctx, logger) },
+	}
+	logger.Info("Serving the read-only API", "address", ln.Addr().String())
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+
+	select {
+	case err := <-served:
+		return fmt.Errorf("server: serve on %s: %w", s.address, err)
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		logger.Error(err, "Graceful shutdown of the read-only API timed out; closing the remaining connections")
+		_ = srv.Close()
+	}
+	<-served // http.ErrServerClosed
+	logger.Info("Stopped serving the read-only API", "address", ln.Addr().String())
+	return nil
+}
+
+// pingCheck always passes, as the kubelet's "ping" check: /healthz/ping tells the server is up.
+type pingCheck struct{}
+
+func (pingCheck) Name() string { return "ping" }
+func (pingCheck) Check() error { return nil }
+
+// httpError writes a plain-text error, as the kubelet does, and logs it at V(2).
+func httpError(w http.ResponseWriter, r *http.Request, code int, msg string) {
+	klog.FromContext(r.Context()).V(2).Info("Read-only API request failed", "path", r.URL.Path, "code", code, "reason", msg)
+	http.Error(w, msg, code)
+}

@@ -1,0 +1,139 @@
+package server
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/utils/clock"
+	testingclock "k8s.io/utils/clock/testing"
+)
+
+// get sends a GET to the server's handler and returns the status and body.
+func get(t *testing.T, h http.Handler, target string) (int, string) {
+	t.Helper()
+	rec := httptestGet(h, target)
+	return rec.Code, rec.Body.String()
+}
+
+func httptestGet(h http.Handler, target string) *httptest.ResponseRecorder {
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, target, nil))
+	return rec
+}
+
+func TestNewValidates(t *testing.T) {
+	clk := testingclock.NewFakeClock(t0)
+	pods, logs := &fakePods{}, &fakeLogs{}
+	cases := map[string]struct {
+		cfg  Config
+		deps Deps
+		want string
+	}{
+		"no address":      {Config{Clock: clk}, Deps{Pods: pods, Logs: logs}, "Address is required"},
+		"no clock":        {Config{Address: "x"}, Deps{Pods: pods, Logs: logs}, "Clock is required"},
+		"no pods":         {Config{Address: "x", Clock: clk}, Deps{Logs: logs}, "Pods is required"},
+		"no logs":         {Config{Address: "x", Clock: clk}, Deps{Pods: pods}, "Logs is required"},
+		"nil check":       {Config{Address: "x", Clock: clk}, Deps{Pods: pods, Logs: logs, Checks: []HealthCheck{nil}}, "Checks[0] is nil"},
+		"duplicate check": {Config{Address: "x", Clock: clk}, Deps{Pods: pods, Logs: logs, Checks: []HealthCheck{&fakeCheck{name: "a"}, &fakeCheck{name: "a"}}}, `duplicate health check "a"`},
+		"ping is taken":   {Config{Address: "x", Clock: clk}, Deps{Pods: pods, Logs: logs, Checks: []HealthCheck{&fakeCheck{name: "ping"}}}, `duplicate health check "ping"`},
+		"slash in name":   {Config{Address: "x", Clock: clk}, Deps{Pods: pods, Logs: logs, Checks: []HealthCheck{&fakeCheck{name: "a/b"}}}, "without '/'"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := New(tc.cfg, tc.deps)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("New() error = %v, want it to contain %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestUnknownRouteAndMethod(t *testing.T) {
+	e := newEnv(t)
+	if code, _ := get(t, e.srv.Handler(), "/nope"); code != http.StatusNotFound {
+		t.Errorf("GET /nope: code %d, want 404", code)
+	}
+	rec := httptest.NewRecorder()
+	e.srv.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/pods", nil))
+	if rec.Code != http.StatusMethodNotAllowed {
+		t.Errorf("POST /pods: code %d, want 405", rec.Code)
+	}
+}
+
+// TestRun serves on a real loopback port and stops when the context ends, also ending a
+// followed log in flight.
+func TestRun(t *testing.T) {
+	addr := freeAddr(t)
+	e := newEnv(t)
+	p := podWith("web", 0, "app")
+	e.addPod(p)
+	e.writeLog(p, "app", 0, rec(0, "stdout", "F", "hello"))
+	srv, err := New(Config{Address: addr, Clock: clock.RealClock{}}, Deps{Pods: e.pods, Logs: e.logs})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx) }()
+
+	var resp *http.Response
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		resp, err = http.Get("http://" + addr + "/containerLogs/default/web/app?follow=true")
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server not up: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	defer resp.Body.Close()
+	buf := make([]byte, len("hello\n"))
+	if _, err := io.ReadFull(resp.Body, buf); err != nil || string(buf) != "hello\n" {
+		t.Fatalf("followed log: %q, %v", buf, err)
+	}
+
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run() = %v, want nil", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after the context ended")
+	}
+	if rest, _ := io.ReadAll(resp.Body); len(rest) != 0 {
+		t.Errorf("followed log after shutdown: %q", rest)
+	}
+}
+
+func TestRunListenError(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	srv, err := New(Config{Address: ln.Addr().String(), Clock: clock.RealClock{}}, Deps{Pods: &fakePods{}, Logs: &fakeLogs{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Run(context.Background()); err == nil || !strings.Contains(err.Error(), "listen") {
+		t.Fatalf("Run() on a taken port = %v, want a listen error", err)
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
