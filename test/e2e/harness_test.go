@@ -132,9 +132,33 @@ func (n *node) stop() {
 	}
 }
 
-// cleanup stops nodelet and removes every sandbox of this node's pods from the runtime.
+// cleanup removes every manifest and lets nodelet tear its pods down, checking that it leaves
+// no sandbox and no mount behind; then it stops nodelet and, should anything remain, removes it.
 func (n *node) cleanup() {
+	if n.cmd.ProcessState == nil {
+		ents, _ := os.ReadDir(n.manifests)
+		for _, e := range ents {
+			_ = os.Remove(filepath.Join(n.manifests, e.Name()))
+		}
+		deadline := time.Now().Add(45 * time.Second)
+		for time.Now().Before(deadline) {
+			pods, err := n.pods()
+			if err == nil && len(pods) == 0 && len(n.nodeSandboxes()) == 0 && len(mountsUnder(n.rootDir)) == 0 {
+				break
+			}
+			time.Sleep(300 * time.Millisecond)
+		}
+		if sb := n.nodeSandboxes(); len(sb) > 0 {
+			n.t.Errorf("cleanup: nodelet left %d sandboxes after every manifest was removed", len(sb))
+		}
+		if m := mountsUnder(n.rootDir); len(m) > 0 {
+			n.t.Errorf("cleanup: nodelet left mounts after every manifest was removed: %v", m)
+		}
+	}
 	n.stop()
+	for _, m := range mountsUnder(n.rootDir) {
+		_ = syscall.Unmount(m, syscall.MNT_DETACH)
+	}
 	if n.t.Failed() {
 		n.t.Logf("nodelet log:\n%s", n.logs.dump())
 	}
@@ -146,15 +170,7 @@ func (n *node) cleanup() {
 		return
 	}
 	defer c.Close()
-	sandboxes, err := c.ListPodSandbox(ctx, nil)
-	if err != nil {
-		n.t.Errorf("cleanup: %v", err)
-		return
-	}
-	for _, s := range sandboxes {
-		if !strings.HasSuffix(s.Labels[container.PodNameLabel], "-"+n.name) {
-			continue
-		}
+	for _, s := range n.nodeSandboxes() {
 		_ = c.StopPodSandbox(ctx, s.Id)
 		if err := c.RemovePodSandbox(ctx, s.Id); err != nil {
 			n.t.Errorf("cleanup: remove sandbox %s: %v", s.Id, err)
@@ -289,4 +305,44 @@ func readContainerLog(t *testing.T, n *node, p *v1.Pod, container string) string
 		out.WriteString(line + "\n")
 	}
 	return out.String()
+}
+
+// nodeSandboxes lists the runtime's sandboxes of this node's pods.
+func (n *node) nodeSandboxes() []*runtimeapi.PodSandbox {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := cri.Dial(ctx, n.env.endpoint, 10*time.Second)
+	if err != nil {
+		n.t.Errorf("dial the runtime: %v", err)
+		return nil
+	}
+	defer c.Close()
+	all, err := c.ListPodSandbox(ctx, nil)
+	if err != nil {
+		n.t.Errorf("list sandboxes: %v", err)
+		return nil
+	}
+	var out []*runtimeapi.PodSandbox
+	for _, s := range all {
+		if strings.HasSuffix(s.Labels[container.PodNameLabel], "-"+n.name) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// mountsUnder lists the mount points below dir, deepest first.
+func mountsUnder(dir string) []string {
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 4 && strings.HasPrefix(f[4], dir+"/") {
+			out = append([]string{f[4]}, out...)
+		}
+	}
+	return out
 }
