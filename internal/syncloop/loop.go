@@ -61,7 +61,7 @@ func Run(ctx context.Context, cfg Config) {
 				return
 			case <-cfg.Clock.After(backOff):
 			}
-			backOff = min(backOff*2, maxRuntimeBackOff)
+			backOff = nextBackOff(backOff)
 			continue
 		}
 		backOff = minRuntimeBackOff
@@ -101,3 +101,7 @@ func iterate(ctx context.Context, cfg Config, syncCh, hkCh <-chan time.Time) boo
 	}
 	return true
 }
+
+// nextBackOff doubles the wait while the runtime is not ready, up to 5 s (upstream's
+// syncLoop: 100 ms doubling to 5 s).
+func nextBackOff(d time.Duration) time.Duration { return min(2*d, maxRuntimeBackOff) }
