@@ -1,0 +1,111 @@
+package podsync
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/nodelet/nodelet/internal/container"
+	"github.com/nodelet/nodelet/internal/podmanager"
+	"github.com/nodelet/nodelet/internal/runtime"
+	"github.com/nodelet/nodelet/internal/status"
+	"github.com/nodelet/nodelet/internal/statusmanager"
+)
+
+type fakeRuntime struct {
+	result  runtime.SyncResult
+	synced  int
+	killed  []int64
+	after   *container.PodStatus
+	killErr error
+}
+
+var _ Runtime = (*fakeRuntime)(nil)
+
+func (f *fakeRuntime) SyncPod(context.Context, *v1.Pod, *container.PodStatus, runtime.ProbeView) runtime.SyncResult {
+	f.synced++
+	return f.result
+}
+func (f *fakeRuntime) KillPod(_ context.Context, _ *v1.Pod, _ *container.PodStatus, g *int64) error {
+	f.killed = append(f.killed, *g)
+	return f.killErr
+}
+func (f *fakeRuntime) GetPodStatus(context.Context, types.UID, string, string) (*container.PodStatus, error) {
+	return f.after, nil
+}
+
+func pod() *v1.Pod {
+	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default", UID: "u"},
+		Spec: v1.PodSpec{RestartPolicy: v1.RestartPolicyNever, Containers: []v1.Container{{Name: "c", Image: "busybox"}}}}
+}
+
+func running(state container.State, exit int) *container.PodStatus {
+	return &container.PodStatus{ID: "u", ContainerStatuses: []*container.Status{{ID: "1", Name: "c", State: state, ExitCode: exit,
+		StartedAt: time.Unix(10, 0), FinishedAt: time.Unix(20, 0)}}}
+}
+
+func TestSyncPod(t *testing.T) {
+	pm := podmanager.New()
+	p := pod()
+	pm.AddOrUpdate(p)
+	sm := statusmanager.New(pm)
+	rt := &fakeRuntime{result: runtime.SyncResult{Waiting: map[string]status.WaitingReason{"c": {Reason: "ErrImagePull", Message: "no such image"}}, Err: errors.New("pull failed")}}
+	s := New(Config{HostIPs: []string{"192.0.2.1"}}, rt, sm, clocktesting.NewFakeClock(time.Unix(100, 0)))
+
+	terminal, err := s.SyncPod(context.Background(), 0, p, &container.PodStatus{ID: "u"})
+	if terminal || err == nil || rt.synced != 1 {
+		t.Fatalf("first sync: terminal %v err %v synced %d", terminal, err, rt.synced)
+	}
+	st, _ := sm.GetPodStatus("u")
+	if w := st.ContainerStatuses[0].State.Waiting; w == nil || w.Reason != "ErrImagePull" || w.Message != "no such image" {
+		t.Fatalf("the waiting reason of the sync is not in the status: %+v", st.ContainerStatuses[0].State)
+	}
+	if st.HostIP != "192.0.2.1" || st.Phase != v1.PodPending {
+		t.Errorf("status: hostIP %q phase %s", st.HostIP, st.Phase)
+	}
+	if got := sm.Pods(); len(got) != 1 || got[0].Status.Phase != v1.PodPending {
+		t.Errorf("status manager's pods: %+v", got)
+	}
+
+	rt.result = runtime.SyncResult{}
+	terminal, err = s.SyncPod(context.Background(), 0, p, running(container.StateExited, 3))
+	if !terminal || err != nil || rt.synced != 1 {
+		t.Fatalf("a finished pod: terminal %v err %v, and the runtime must not be synced (synced %d)", terminal, err, rt.synced)
+	}
+	st, _ = sm.GetPodStatus("u")
+	if st.Phase != v1.PodFailed {
+		t.Errorf("phase %s, want Failed", st.Phase)
+	}
+}
+
+func TestSyncTerminatingPod(t *testing.T) {
+	pm := podmanager.New()
+	p := pod()
+	p.Spec.RestartPolicy = v1.RestartPolicyAlways
+	sm := statusmanager.New(pm)
+	rt := &fakeRuntime{after: running(container.StateRunning, 0)}
+	s := New(Config{}, rt, sm, clocktesting.NewFakeClock(time.Unix(100, 0)))
+	if err := s.SyncTerminatingPod(context.Background(), p, running(container.StateRunning, 0), 7); err == nil {
+		t.Fatal("a container still running after the kill must be an error, so the worker retries")
+	}
+	if len(rt.killed) != 1 || rt.killed[0] != 7 {
+		t.Fatalf("KillPod grace %v, want [7]", rt.killed)
+	}
+	rt.after = running(container.StateExited, 137)
+	if err := s.SyncTerminatingPod(context.Background(), p, running(container.StateRunning, 0), 7); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := sm.GetPodStatus("u")
+	if term := st.ContainerStatuses[0].State.Terminated; term == nil || term.ExitCode != 137 {
+		t.Errorf("final container state %+v", st.ContainerStatuses[0].State)
+	}
+	if err := s.SyncTerminatedPod(context.Background(), p, rt.after); err != nil {
+		t.Fatal(err)
+	}
+}
