@@ -34,7 +34,7 @@ func TestMakeRun(t *testing.T) {
 			t.Error("make run did not stop within 10 s of SIGTERM")
 		}
 	}()
-	for _, pod := range []string{"default/web-make-run-node", "default/counter-make-run-node"} {
+	for _, pod := range []string{"default/web-make-run-node", "default/counter-make-run-node", "default/with-sidecar-make-run-node", "default/crashloop-make-run-node", "default/once-make-run-node"} {
 		logs.waitCount(t, 3*time.Minute, 1, `"Pod added"`, `pod="`+pod+`"`)
 	}
 	if n := len(logs.matching("Pod manifest rejected")); n != 0 {
