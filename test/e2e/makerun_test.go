@@ -1,17 +1,37 @@
 package e2e
 
 import (
+	"context"
 	"os/exec"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nodelet/nodelet/internal/cri"
 )
 
 // TestMakeRun runs the README's first command, `make run`, as written: it brings the test
 // environment up, builds nodelet and starts it on examples/. The test waits until nodelet has
 // taken every example pod, then stops the whole process group.
 func TestMakeRun(t *testing.T) {
-	testenv(t)
+	e := testenv(t)
+	// `make run` stops like the kubelet, leaving its pods running: remove them afterwards.
+	leftovers := &node{t: t, env: e, name: "make-run-node", rootDir: "/var/lib/nodelet"}
+	t.Cleanup(func() {
+		c, err := cri.Dial(context.Background(), e.endpoint, 10*time.Second)
+		if err != nil {
+			t.Errorf("cleanup: %v", err)
+			return
+		}
+		defer c.Close()
+		for _, s := range leftovers.nodeSandboxes() {
+			_ = c.StopPodSandbox(context.Background(), s.Id)
+			_ = c.RemovePodSandbox(context.Background(), s.Id)
+		}
+		for _, m := range mountsUnder(leftovers.rootDir) {
+			_ = syscall.Unmount(m, syscall.MNT_DETACH)
+		}
+	})
 	cmd := exec.Command("make", "-C", "../..", "run", "NODE_NAME=make-run-node")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	out, err := cmd.StderrPipe()
