@@ -19,6 +19,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/nodelet/nodelet/internal/agent"
+	"github.com/nodelet/nodelet/internal/cli"
 	"github.com/nodelet/nodelet/internal/kubeletconfig"
 	"github.com/nodelet/nodelet/internal/podconfig"
 )
@@ -28,6 +29,11 @@ func main() {
 }
 
 func run(args []string) int {
+	if cli.IsCommand(args) { // nodelet get pods, nodelet logs ...: talk to the local API
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+		defer stop()
+		return cli.Run(ctx, args, os.Stdout, os.Stderr, clock.RealClock{})
+	}
 	loader := kubeletconfig.NewFlagSet("nodelet")
 	cfg, err := loader.Load(args, nil)
 	if errors.Is(err, pflag.ErrHelp) {

@@ -3,7 +3,6 @@ package server
 import (
 	"bufio"
 	"context"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // A log with a line split in partial records, interleaved stdout and stderr, an empty line
@@ -224,7 +222,7 @@ func TestContainerLogsFollow(t *testing.T) {
 	)
 	h, done := served(e.srv.Handler())
 	ts := httptest.NewServer(h)
-	defer ts.Close()
+	t.Cleanup(ts.Close) // after the follower's cleanup, which ends its request
 
 	f := e.follow(t, ts, "/containerLogs/default/web/app?follow=true&tailLines=1&timestamps=true")
 	if got := f.next(); got != "2026-03-01T11:59:58.000000000Z two\n" {
@@ -263,7 +261,7 @@ func TestContainerLogsFollowEndsWhenClientLeaves(t *testing.T) {
 	e.writeLog(web, "app", 0, rec(0, "stdout", "F", "hello"))
 	h, done := served(e.srv.Handler())
 	ts := httptest.NewServer(h)
-	defer ts.Close()
+	t.Cleanup(ts.Close) // after the follower's cleanup, which ends its request
 
 	f := e.follow(t, ts, "/containerLogs/default/web/app?follow")
 	if got := f.next(); got != "hello\n" {
@@ -279,7 +277,7 @@ func TestContainerLogsFollowReopensRecreatedFile(t *testing.T) {
 	e.addPod(web)
 	path := e.writeLog(web, "app", 0, rec(0, "stdout", "F", "before rotation"))
 	ts := httptest.NewServer(e.srv.Handler())
-	defer ts.Close()
+	t.Cleanup(ts.Close) // after the follower's cleanup, which ends its request
 
 	f := e.follow(t, ts, "/containerLogs/default/web/app?follow")
 	if got := f.next(); got != "before rotation\n" {
@@ -305,7 +303,3 @@ func waitServed(t *testing.T, done <-chan struct{}) {
 		t.Fatal("the handler did not return")
 	}
 }
-
-// podWithStatus is a helper for tests that need a pod in a given phase.
-var _ = metav1.Now
-var _ io.Reader = (*os.File)(nil)

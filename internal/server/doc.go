@@ -42,9 +42,11 @@
 // directory and, as a fallback, by a 1 s timer of the injected clock (upstream's force-check
 // period); a file re-created under the same name (rotation) is reopened.
 //
-// Security: /containerLogs exposes container output without authentication, as the kubelet's
-// read-only port never did. It is served only because, in standalone mode, this API is bound to
-// loopback (Config.Address 127.0.0.1:10255); do not bind it to a routable address.
+// Security: /containerLogs exposes container output without authentication, which the
+// kubelet's read-only port never did. It is served only because, in standalone mode, this API
+// is bound to loopback (Config.Address 127.0.0.1:10255): on any other address (0.0.0.0, a node
+// IP) the route answers 403 and New logs why. /pods and /healthz are served on any address, as
+// the kubelet's read-only port serves them.
 //
 // Reading order: server.go, pods.go, healthz.go, containerlogs.go, logoptions.go, logfile.go,
 // crilog.go, stream.go.

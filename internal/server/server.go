@@ -94,12 +94,28 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	hz := &healthzHandler{checks: checks}
 	mux.HandleFunc("GET /healthz", hz.all)
 	mux.HandleFunc("GET /healthz/{name}", hz.one)
-	mux.Handle("GET /containerLogs/{namespace}/{pod}/{container}", &containerLogsHandler{
-		pods:  deps.Pods,
-		logs:  deps.Logs,
-		clock: cfg.Clock,
-	})
+	var logs http.Handler = &containerLogsHandler{pods: deps.Pods, logs: deps.Logs, clock: cfg.Clock}
+	if !isLoopback(cfg.Address) {
+		klog.InfoS("The read-only API is not bound to loopback: container logs are not served", "address", cfg.Address)
+		logs = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			httpError(w, r, http.StatusForbidden, "container logs are only served when the read-only API is bound to a loopback address")
+		})
+	}
+	mux.Handle("GET /containerLogs/{namespace}/{pod}/{container}", logs)
 	return &Server{address: cfg.Address, handler: mux}, nil
+}
+
+// isLoopback tells whether a listen address only accepts local connections.
+func isLoopback(address string) bool {
+	host, _, err := net.SplitHostPort(address)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // Handler returns the routes, for tests with httptest.

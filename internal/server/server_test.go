@@ -54,6 +54,32 @@ func TestNewValidates(t *testing.T) {
 	}
 }
 
+func TestContainerLogsOnlyOnLoopback(t *testing.T) {
+	for addr, loopback := range map[string]bool{
+		"127.0.0.1:10255": true, "[::1]:10255": true, "localhost:10255": true,
+		"0.0.0.0:10255": false, ":10255": false, "10.0.0.5:10255": false, "[::]:10255": false, "bad": false,
+	} {
+		e := newEnv(t)
+		p := podWith("web", 0, "app")
+		e.addPod(p)
+		e.writeLog(p, "app", 0, rec(0, "stdout", "F", "secret"))
+		srv, err := New(Config{Address: addr, Clock: e.clock}, Deps{Pods: e.pods, Logs: e.logs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		code, body := get(t, srv.Handler(), "/containerLogs/default/web/app")
+		if loopback && (code != http.StatusOK || body != "secret\n") {
+			t.Errorf("%s: %d %q, want the log", addr, code, body)
+		}
+		if !loopback && (code != http.StatusForbidden || strings.Contains(body, "secret")) {
+			t.Errorf("%s: %d %q, want 403", addr, code, body)
+		}
+		if code, _ := get(t, srv.Handler(), "/pods"); code != http.StatusOK {
+			t.Errorf("%s: /pods %d", addr, code)
+		}
+	}
+}
+
 func TestUnknownRouteAndMethod(t *testing.T) {
 	e := newEnv(t)
 	if code, _ := get(t, e.srv.Handler(), "/nope"); code != http.StatusNotFound {
