@@ -169,7 +169,7 @@ func printPod(pod *v1.Pod, now time.Time) podRow {
 		ready:          fmt.Sprintf("%d/%d", readyContainers, totalContainers),
 		status:         reason,
 		restarts:       restartsStr,
-		age:            translateTimestampSince(pod.CreationTimestamp.Time, now),
+		age:            translateTimestampSince(podCreated(pod), now),
 		ip:             "<none>",
 		node:           pod.Spec.NodeName,
 		nominatedNode:  pod.Status.NominatedNodeName,
@@ -230,4 +230,16 @@ func isPodInitializedConditionTrue(status *v1.PodStatus) bool {
 		return condition.Status == v1.ConditionTrue
 	}
 	return false
+}
+
+// podCreated is the pod's creationTimestamp. Static pods read from files have none (the API
+// server sets it on their mirror pods), so their age counts from the first sync (startTime).
+func podCreated(pod *v1.Pod) time.Time {
+	if !pod.CreationTimestamp.IsZero() {
+		return pod.CreationTimestamp.Time
+	}
+	if pod.Status.StartTime != nil {
+		return pod.Status.StartTime.Time
+	}
+	return time.Time{}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ func webManifest(name string, hostPort int) string {
 kind: Pod
 metadata: {name: %s}
 spec:
+  terminationGracePeriodSeconds: 2
   containers:
   - name: httpd
     image: busybox:1.35
@@ -66,6 +68,21 @@ func TestStaticPodRuns(t *testing.T) {
 	}
 	if sb := n.sandboxesOf("web"); len(sb) != 1 {
 		t.Errorf("%d sandboxes, want 1", len(sb))
+	}
+	server := fmt.Sprintf("--server=http://127.0.0.1:%d", n.port)
+	out, err := exec.Command(nodeletBin(t), "get", "pods", server).CombinedOutput()
+	if err != nil {
+		t.Fatalf("nodelet get pods: %v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "NAME") || !strings.Contains(lines[1], n.podName("web")) ||
+		!strings.Contains(lines[1], "1/1") || !strings.Contains(lines[1], "Running") || strings.Contains(lines[1], "<unknown>") {
+		t.Fatalf("nodelet get pods printed:\n%s", out)
+	}
+	t.Logf("nodelet get pods:\n%s", out)
+	out, err = exec.Command(nodeletBin(t), "logs", n.podName("web"), server).CombinedOutput()
+	if err != nil {
+		t.Fatalf("nodelet logs: %v\n%s", err, out)
 	}
 }
 
