@@ -118,6 +118,17 @@ func write(t *testing.T, path string, data []byte) {
 	}
 }
 
+// writeAtomic writes a file as editors do (a hidden temp file renamed over it), so that the
+// source never sees it half-written; a plain write is a truncate then a write, two changes.
+func writeAtomic(t *testing.T, path string, data []byte) {
+	t.Helper()
+	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
+	write(t, tmp, data)
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestFileSourceFollowsFsnotifyEvents(t *testing.T) {
 	dir := t.TempDir()
 	write(t, filepath.Join(dir, "a.yaml"), manifest("a", "busybox:1"))
@@ -183,7 +194,7 @@ func TestFileSourceReportsBadFilesOncePerChange(t *testing.T) {
 	rec, clk := startFileSource(t, dir)
 	rec.waitFor(t, "good-n1")
 	// A new file that sorts first and reuses a running pod's name does not displace it.
-	write(t, filepath.Join(dir, "aaa-newcomer.yaml"), manifest("good", "busybox:3"))
+	writeAtomic(t, filepath.Join(dir, "aaa-newcomer.yaml"), manifest("good", "busybox:3"))
 	clk.Step(21 * time.Second)
 	if pods := rec.waitFor(t, "good-n1"); pods[0].Spec.Containers[0].Image != "busybox" {
 		t.Fatalf("the newcomer displaced the running pod: image %s", pods[0].Spec.Containers[0].Image)
@@ -209,10 +220,7 @@ func TestFileSourceReportsBadFilesOncePerChange(t *testing.T) {
 	}
 	// A change to the bad file is reported again; fixing it brings its pod in. The change is
 	// saved atomically: a truncate-then-write is two changes, each reported.
-	write(t, filepath.Join(dir, ".tmp"), []byte("not: [valid"))
-	if err := os.Rename(filepath.Join(dir, ".tmp"), filepath.Join(dir, "bad.yaml")); err != nil {
-		t.Fatal(err)
-	}
+	writeAtomic(t, filepath.Join(dir, "bad.yaml"), []byte("not: [valid"))
 	rec.waitFor(t, "good-n1")
 	deadline := time.Now().Add(10 * time.Second)
 	for len(rec.reportsFor("bad.yaml")) < 2 && time.Now().Before(deadline) {
