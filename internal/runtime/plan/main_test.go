@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+
+	podstatus "github.com/nodelet/nodelet/internal/status"
 )
 
 func TestComputePodActionsMainContainers(t *testing.T) {
@@ -165,16 +167,16 @@ func TestContainerShouldRestartRules(t *testing.T) {
 		rule(v1.ContainerRestartRuleOnExitCodesOpNotIn, 0, 1),
 	}}
 	for code, want := range map[int32]bool{0: false, 1: false, 2: true, 137: true} {
-		if got := containerShouldRestart(c, v1.RestartPolicyAlways, code); got != want {
+		if got := podstatus.ContainerShouldRestart(c, &v1.PodSpec{RestartPolicy: v1.RestartPolicyAlways}, code); got != want {
 			t.Errorf("exit %d: got %t, want %t", code, got, want)
 		}
 	}
 	// Rules are only read with a container-level policy.
 	c = &v1.Container{Name: "c", RestartPolicyRules: []v1.ContainerRestartRule{rule(v1.ContainerRestartRuleOnExitCodesOpIn, 3)}}
-	if containerShouldRestart(c, v1.RestartPolicyNever, 3) {
+	if podstatus.ContainerShouldRestart(c, &v1.PodSpec{RestartPolicy: v1.RestartPolicyNever}, 3) {
 		t.Error("rule applied without a container restartPolicy")
 	}
-	if !containerShouldRestart(c, "", 0) {
+	if !podstatus.ContainerShouldRestart(c, &v1.PodSpec{}, 0) {
 		t.Error("an empty pod policy must default to Always")
 	}
 }

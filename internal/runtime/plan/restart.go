@@ -4,6 +4,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/nodelet/nodelet/internal/container"
+	podstatus "github.com/nodelet/nodelet/internal/status"
 )
 
 // Restart decisions, as upstream with its v1.37 default feature gates: ContainerRestartRules
@@ -22,9 +23,7 @@ func containerSucceeded(c *v1.Container, status *container.PodStatus) bool {
 }
 
 // isRestartableInitContainer is upstream's podutil.IsRestartableInitContainer: a sidecar.
-func isRestartableInitContainer(c *v1.Container) bool {
-	return c != nil && c.RestartPolicy != nil && *c.RestartPolicy == v1.ContainerRestartPolicyAlways
-}
+func isRestartableInitContainer(c *v1.Container) bool { return podstatus.IsRestartableInitContainer(c) }
 
 // isInitContainerFailed is upstream's: exited non-zero, OOM-killed, or in an unknown state.
 func isInitContainerFailed(cs *container.Status) bool {
@@ -47,61 +46,5 @@ func shouldContainerBeRestarted(c *v1.Container, pod *v1.Pod, status *container.
 	case cs.State == container.StateUnknown || cs.State == container.StateCreated:
 		return true
 	}
-	return containerShouldRestart(c, pod.Spec.RestartPolicy, int32(cs.ExitCode))
-}
-
-// containerShouldRestart is upstream's podutil.ContainerShouldRestart for an exited container:
-// a matching restart rule, else the container-level policy, else the pod-level one.
-func containerShouldRestart(c *v1.Container, podPolicy v1.RestartPolicy, exitCode int32) bool {
-	if c.RestartPolicy != nil {
-		if rule, ok := matchingRestartRule(c, exitCode); ok {
-			switch rule.Action {
-			case v1.ContainerRestartRuleActionRestart, v1.ContainerRestartRuleActionRestartAllContainers:
-				// RestartAllContainers also restarts this one; resetting the others is the
-				// caller's (upstream's restartAllContainers path, not part of a Plan).
-				return true
-			}
-		}
-		switch *c.RestartPolicy {
-		case v1.ContainerRestartPolicyAlways:
-			return true
-		case v1.ContainerRestartPolicyOnFailure:
-			return exitCode != 0
-		case v1.ContainerRestartPolicyNever:
-			return false
-		}
-	}
-	switch podPolicy {
-	case v1.RestartPolicyOnFailure:
-		return exitCode != 0
-	case v1.RestartPolicyNever:
-		return false
-	}
-	return true // Always, and the default
-}
-
-// matchingRestartRule is upstream's podutil.FindMatchingContainerRestartRule.
-func matchingRestartRule(c *v1.Container, exitCode int32) (v1.ContainerRestartRule, bool) {
-	for _, rule := range c.RestartPolicyRules {
-		if rule.ExitCodes == nil {
-			continue
-		}
-		matched := false
-		for _, code := range rule.ExitCodes.Values {
-			if code == exitCode {
-				matched = true
-			}
-		}
-		switch rule.ExitCodes.Operator {
-		case v1.ContainerRestartRuleOnExitCodesOpIn:
-			if matched {
-				return rule, true
-			}
-		case v1.ContainerRestartRuleOnExitCodesOpNotIn:
-			if !matched {
-				return rule, true
-			}
-		}
-	}
-	return v1.ContainerRestartRule{}, false
+	return podstatus.ContainerShouldRestart(c, &pod.Spec, int32(cs.ExitCode))
 }
