@@ -137,7 +137,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	}
 	startSources(ctx, &g, cfg, deps, mux)
 
-	client, err := dialRuntime(ctx, cfg.RuntimeEndpoint, deps.Clock)
+	client, err := dialRuntime(ctx, cfg.RuntimeEndpoint, deps.Clock, rs)
 	if err != nil {
 		return nil //nolint:nilerr // ctx ended while waiting for the runtime
 	}
@@ -203,7 +203,7 @@ func startSources(ctx context.Context, g *group, cfg Config, deps Deps, mux *pod
 
 // dialRuntime connects to the CRI runtime, retrying with back-off (1 s doubling to 30 s) until
 // it answers or ctx ends.
-func dialRuntime(ctx context.Context, endpoint string, clk clock.Clock) (*cri.Client, error) {
+func dialRuntime(ctx context.Context, endpoint string, clk clock.Clock, rs *runtimeState) (*cri.Client, error) {
 	backOff := time.Second
 	for {
 		c, err := cri.Dial(ctx, endpoint, 10*time.Second)
@@ -212,6 +212,7 @@ func dialRuntime(ctx context.Context, endpoint string, clk clock.Clock) (*cri.Cl
 			klog.InfoS("Connected to the container runtime", "endpoint", endpoint, "runtime", v.GetRuntimeName(), "version", v.GetRuntimeVersion())
 			return c, nil
 		}
+		rs.set(fmt.Errorf("cannot reach the container runtime: %w", err))
 		klog.ErrorS(err, "Cannot reach the container runtime; check that it runs and that --container-runtime-endpoint points at its socket", "endpoint", endpoint, "retryIn", backOff)
 		select {
 		case <-ctx.Done():

@@ -61,6 +61,12 @@ func (s *runtimeState) update(ctx context.Context, rt statusReader) {
 	}
 }
 
+func (s *runtimeState) set(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.err = err
+}
+
 // run checks every period until ctx ends.
 func (s *runtimeState) run(ctx context.Context, rt statusReader, clk clock.WithTicker, period time.Duration) {
 	t := clk.NewTicker(period)
