@@ -153,6 +153,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		ClusterDNS: criconfig.ClusterDNS{Servers: cfg.ClusterDNS, Domain: cfg.ClusterDomain},
 		HostResolv: criconfig.ParseResolvConf(resolv), HostIPs: facts.hostIPs,
 		MemoryCapacity: facts.memoryCapacity, Allocatable: facts.allocatable, SerializeImagePulls: cfg.SerializeImagePulls,
+		CgroupFSRoot: "/sys/fs/cgroup",
 	}, runtime.Deps{Sandboxes: client, Containers: client, Reader: client, Images: client, Volumes: vols,
 		Recorder: logRecorder{}, Clock: deps.Clock})
 	if err != nil {

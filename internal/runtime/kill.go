@@ -145,6 +145,11 @@ func (m *Manager) RemovePod(ctx context.Context, ps *container.PodStatus) error 
 	if err := m.deps.Volumes.TearDown(ps.ID); err != nil {
 		errs = append(errs, err)
 	}
+	if len(errs) == 0 {
+		if err := m.removePodCgroups(ps.ID); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("remove pod %s/%s (%s): %w", ps.Namespace, ps.Name, ps.ID, err)
 	}

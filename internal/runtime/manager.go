@@ -70,6 +70,9 @@ type Config struct {
 	Allocatable    v1.ResourceList
 	// SerializeImagePulls pulls one image at a time (serializeImagePulls, default true).
 	SerializeImagePulls bool
+	// CgroupFSRoot is where the cgroup hierarchies are mounted (/sys/fs/cgroup); the pod's
+	// cgroup directories are removed with the pod. Empty leaves them alone.
+	CgroupFSRoot string
 }
 
 // Deps are the manager's collaborators.

@@ -136,6 +136,19 @@ func (n *node) stop() {
 // no sandbox and no mount behind; then it stops nodelet and, should anything remain, removes it.
 func (n *node) cleanup() {
 	if n.cmd.ProcessState == nil {
+		var uids []string
+		if pods, err := n.pods(); err == nil {
+			for _, p := range pods {
+				uids = append(uids, string(p.UID))
+			}
+		}
+		defer func() {
+			for _, uid := range uids {
+				if left, _ := filepath.Glob("/sys/fs/cgroup/*/kubepods/*pod" + uid); len(left) > 0 {
+					n.t.Errorf("cleanup: pod cgroups left behind: %v", left)
+				}
+			}
+		}()
 		ents, _ := os.ReadDir(n.manifests)
 		for _, e := range ents {
 			_ = os.Remove(filepath.Join(n.manifests, e.Name()))
