@@ -144,8 +144,10 @@ func (n *node) cleanup() {
 		}
 		defer func() {
 			for _, uid := range uids {
-				if left, _ := filepath.Glob("/sys/fs/cgroup/*/kubepods/*pod" + uid); len(left) > 0 {
-					n.t.Errorf("cleanup: pod cgroups left behind: %v", left)
+				for _, pattern := range []string{"/sys/fs/cgroup/*/kubepods/pod", "/sys/fs/cgroup/*/kubepods/*/pod"} {
+					if left, _ := filepath.Glob(pattern + uid); len(left) > 0 {
+						n.t.Errorf("cleanup: pod cgroups left behind: %v", left)
+					}
 				}
 			}
 		}()
