@@ -37,10 +37,15 @@ func (m *Manager) startContainer(ctx context.Context, pc *podContext, c *v1.Cont
 	restartCount := 0
 	if last := pc.status.FindContainerStatusByName(c.Name); last != nil {
 		restartCount = last.RestartCount + 1
-		if last.State == container.StateExited {
-			if err := m.checkCrashBackOff(pod, c, last); err != nil {
+	}
+	// The back-off runs from the newest exited instance (upstream's doBackOff), even when a
+	// newer instance was left "created" by a failed start.
+	for _, cs := range pc.status.ContainerStatusesByName(c.Name) {
+		if cs.State == container.StateExited {
+			if err := m.checkCrashBackOff(pod, c, cs); err != nil {
 				return err
 			}
+			break
 		}
 	}
 	img, err := m.ensureImage(ctx, pod, c, pc.sandboxCfg)

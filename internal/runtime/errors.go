@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"errors"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -39,4 +40,36 @@ func (e *ContainerError) Unwrap() error { return e.Err }
 
 func isNotFound(err error) bool {
 	return status.Code(err) == codes.NotFound
+}
+
+// syncErrors are the failures of one SyncPod. Its RetryAt is the earliest back-off end among
+// them, or zero (the worker's own back-off) when any failure has no back-off of its own, so that
+// a container waiting out a long back-off never delays the retry of another.
+type syncErrors []error
+
+func (e syncErrors) Error() string   { return errors.Join(e...).Error() }
+func (e syncErrors) Unwrap() []error { return e }
+
+// RetryAt implements the pod workers' RetryAt.
+func (e syncErrors) RetryAt() time.Time {
+	var earliest time.Time
+	for _, err := range e {
+		var ce *ContainerError
+		if !errors.As(err, &ce) || ce.Until.IsZero() {
+			return time.Time{}
+		}
+		if earliest.IsZero() || ce.Until.Before(earliest) {
+			earliest = ce.Until
+		}
+	}
+	return earliest
+}
+
+// add appends err to the sync's errors.
+func addErr(res *SyncResult, err error) {
+	var se syncErrors
+	if res.Err != nil && !errors.As(res.Err, &se) {
+		se = syncErrors{res.Err}
+	}
+	res.Err = append(se, err)
 }

@@ -27,15 +27,15 @@ func (m *Manager) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container,
 			return present, nil
 		}
 		msg := fmt.Sprintf("Container image %q is not present with pull policy of Never", c.Image)
-		m.deps.Recorder.Eventf(pod, v1.EventTypeWarning, ReasonErrImageNeverPull, msg)
+		m.deps.Recorder.Eventf(pod, v1.EventTypeWarning, ReasonErrImageNeverPull, "%s", msg)
 		return nil, &ContainerError{Container: c.Name, Reason: ReasonErrImageNeverPull, Message: msg}
 	}
 	key := string(pod.UID) + "/" + c.Image
 	now := m.deps.Clock.Now()
 	if m.pullBackOff.IsInBackOffSinceUpdate(key, now) {
 		msg := fmt.Sprintf("Back-off pulling image %q", c.Image)
-		m.deps.Recorder.Eventf(pod, v1.EventTypeNormal, "BackOff", msg)
-		return nil, &ContainerError{Container: c.Name, Reason: ReasonImagePullBackOff, Message: msg, Until: now.Add(m.pullBackOff.Get(key))}
+		m.deps.Recorder.Eventf(pod, v1.EventTypeNormal, "BackOff", "%s", msg)
+		return nil, &ContainerError{Container: c.Name, Reason: ReasonImagePullBackOff, Message: msg, Until: m.pullFailedAt(key).Add(m.pullBackOff.Get(key))}
 	}
 	m.deps.Recorder.Eventf(pod, v1.EventTypeNormal, "Pulling", "Pulling image %q", c.Image)
 	waitStart := m.deps.Clock.Now()
@@ -45,12 +45,15 @@ func (m *Manager) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container,
 	}
 	pullStart := m.deps.Clock.Now()
 	if _, err := m.deps.Images.PullImage(ctx, spec, nil, sandboxCfg); err != nil {
-		m.pullBackOff.Next(key, m.deps.Clock.Now())
+		failed := m.deps.Clock.Now()
+		m.pullBackOff.Next(key, failed)
+		m.setPullFailedAt(key, failed)
 		msg := fmt.Sprintf("Failed to pull image %q: %v", c.Image, err)
-		m.deps.Recorder.Eventf(pod, v1.EventTypeWarning, "Failed", msg)
+		m.deps.Recorder.Eventf(pod, v1.EventTypeWarning, "Failed", "%s", msg)
 		return nil, &ContainerError{Container: c.Name, Reason: ReasonErrImagePull, Message: msg, Err: err}
 	}
 	m.pullBackOff.Reset(key)
+	m.setPullFailedAt(key, time.Time{})
 	st, err = m.deps.Images.ImageStatus(ctx, spec, false)
 	if err != nil || st.GetImage() == nil {
 		return nil, &ContainerError{Container: c.Name, Reason: ReasonErrImagePull, Message: fmt.Sprintf("image %q not present after a successful pull: %v", c.Image, err), Err: err}
@@ -59,4 +62,22 @@ func (m *Manager) ensureImage(ctx context.Context, pod *v1.Pod, c *v1.Container,
 	m.deps.Recorder.Eventf(pod, v1.EventTypeNormal, "Pulled", "Successfully pulled image %q in %v (%v including waiting). Image size: %d bytes.",
 		c.Image, end.Sub(pullStart).Round(time.Millisecond), end.Sub(waitStart).Round(time.Millisecond), st.GetImage().GetSize())
 	return st.GetImage(), nil
+}
+
+// pullFailedAt is when the last pull of key failed: the pull back-off runs from then (the
+// flowcontrol.Backoff keeps that time but does not expose it).
+func (m *Manager) pullFailedAt(key string) time.Time {
+	m.pullFailMu.Lock()
+	defer m.pullFailMu.Unlock()
+	return m.pullFailed[key]
+}
+
+func (m *Manager) setPullFailedAt(key string, t time.Time) {
+	m.pullFailMu.Lock()
+	defer m.pullFailMu.Unlock()
+	if t.IsZero() {
+		delete(m.pullFailed, key)
+		return
+	}
+	m.pullFailed[key] = t
 }

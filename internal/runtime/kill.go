@@ -8,7 +8,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/nodelet/nodelet/internal/container"
@@ -87,9 +86,10 @@ func (m *Manager) KillPod(ctx context.Context, pod *v1.Pod, ps *container.PodSta
 		}
 	}
 	var (
-		mu   sync.Mutex
-		errs []error
-		wg   sync.WaitGroup
+		mu    sync.Mutex
+		errs  []error
+		wg    sync.WaitGroup
+		start = m.deps.Clock.Now()
 	)
 	for _, cs := range mains {
 		wg.Add(1)
@@ -107,14 +107,17 @@ func (m *Manager) KillPod(ctx context.Context, pod *v1.Pod, ps *container.PodSta
 		orderSidecarsForStop(pod, sidecars)
 	}
 	for _, cs := range sidecars {
-		if err := m.killContainer(ctx, pod, cs.ID, cs.Name, "", "", override); err != nil {
+		// One grace period for the whole pod: a sidecar gets what the containers before it left,
+		// at least the 2 s minimum, as upstream.
+		left := GracePeriod(pod, findContainer(pod, cs.Name), "", override) - int64(m.deps.Clock.Since(start).Seconds())
+		left = max(left, minGracePeriod)
+		if err := m.killContainer(ctx, pod, cs.ID, cs.Name, "", "", &left); err != nil {
 			errs = append(errs, err)
 		}
 	}
+	// Every sandbox, ready or not: a sandbox whose pause process died still holds its network
+	// namespace and IP until it is stopped (upstream stops them all).
 	for _, s := range ps.SandboxStatuses {
-		if s.GetState() != runtimeapi.PodSandboxState_SANDBOX_READY {
-			continue
-		}
 		if err := m.deps.Sandboxes.StopPodSandbox(ctx, s.GetId()); err != nil && !isNotFound(err) {
 			errs = append(errs, fmt.Errorf("stop sandbox %s: %w", s.GetId(), err))
 		}

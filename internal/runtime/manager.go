@@ -94,6 +94,8 @@ type Manager struct {
 	crashBackOff *flowcontrol.Backoff
 	pullBackOff  *flowcontrol.Backoff
 	pullMu       sync.Mutex // held across a pull when SerializeImagePulls
+	pullFailMu   sync.Mutex
+	pullFailed   map[string]time.Time // pull back-off key → time of the last failed pull
 }
 
 // CrashLoopBackOff timings, as upstream: 10 s doubling to 300 s; a container that ran for
@@ -117,7 +119,7 @@ func New(cfg Config, deps Deps) (*Manager, error) {
 	if cfg.CgroupRoot == "" {
 		cfg.CgroupRoot = "/kubepods"
 	}
-	m := &Manager{cfg: cfg, deps: deps,
+	m := &Manager{cfg: cfg, deps: deps, pullFailed: map[string]time.Time{},
 		crashBackOff: flowcontrol.NewBackOff(crashBackOffInitial, crashBackOffMax),
 		pullBackOff:  flowcontrol.NewBackOff(pullBackOffInitial, pullBackOffMax),
 	}
@@ -130,4 +132,11 @@ func New(cfg Config, deps Deps) (*Manager, error) {
 func (m *Manager) GCBackOff() {
 	m.crashBackOff.GC()
 	m.pullBackOff.GC()
+	m.pullFailMu.Lock()
+	defer m.pullFailMu.Unlock()
+	for key, t := range m.pullFailed {
+		if m.deps.Clock.Since(t) > 2*pullBackOffMax {
+			delete(m.pullFailed, key)
+		}
+	}
 }

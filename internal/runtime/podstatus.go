@@ -43,8 +43,10 @@ func (m *Manager) GetPodStatus(ctx context.Context, uid types.UID, name, namespa
 		return nil, fmt.Errorf("list containers of pod %s/%s: %w", namespace, name, err)
 	}
 	sort.Slice(containers, func(i, j int) bool { return containers[i].CreatedAt > containers[j].CreatedAt })
+	// The active sandbox is the newest one if it is ready (upstream's): a dead sandbox has no
+	// active containers, so its init containers run again in the next one.
 	newestSandbox := ""
-	if len(ps.SandboxStatuses) > 0 {
+	if len(ps.SandboxStatuses) > 0 && ps.SandboxStatuses[0].GetState() == runtimeapi.PodSandboxState_SANDBOX_READY {
 		newestSandbox = ps.SandboxStatuses[0].GetId()
 	}
 	for _, c := range containers {
@@ -57,7 +59,7 @@ func (m *Manager) GetPodStatus(ctx context.Context, uid types.UID, name, namespa
 		}
 		cs := m.toStatus(uid, c, resp.GetStatus())
 		ps.ContainerStatuses = append(ps.ContainerStatuses, cs)
-		if cs.SandboxID == newestSandbox {
+		if newestSandbox != "" && cs.SandboxID == newestSandbox {
 			ps.ActiveContainerStatuses = append(ps.ActiveContainerStatuses, cs)
 		}
 	}

@@ -111,12 +111,12 @@ func (m *Manager) noteStartError(pod *v1.Pod, c *v1.Container, err error, res *S
 		if ce.Reason == ReasonCrashLoopBackOff || ce.Reason == ReasonImagePullBackOff {
 			// Waiting out a back-off is not a failure of the sync: the worker requeues.
 			klog.V(3).InfoS("Container waiting", "pod", klog.KObj(pod), "container", c.Name, "reason", ce.Reason, "message", ce.Message)
-			res.Err = errors.Join(res.Err, err)
+			addErr(res, err)
 			return
 		}
 	}
 	klog.ErrorS(err, "Failed to start container; nodelet retries with back-off", "pod", klog.KObj(pod), "container", c.Name)
-	res.Err = errors.Join(res.Err, fmt.Errorf("start container %q of pod %s: %w", c.Name, klog.KObj(pod), err))
+	addErr(res, fmt.Errorf("start container %q of pod %s: %w", c.Name, klog.KObj(pod), err))
 }
 
 // purgeInitContainers removes the exited init containers of an old sandbox, as upstream does

@@ -34,6 +34,8 @@ type Workers interface {
 type Cleaner interface {
 	GetPods(ctx context.Context) ([]*container.Pod, error)
 	RemovePodByUID(ctx context.Context, uid types.UID) error
+	// GCBackOff forgets back-off entries no longer in use.
+	GCBackOff()
 }
 
 // OrphanDirs lists and removes the pod directories on disk (volumes, hosts files).

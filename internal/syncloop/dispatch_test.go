@@ -47,7 +47,10 @@ type fakeCleaner struct {
 	pods    []*container.Pod
 	removed []types.UID
 	err     error
+	gcs     int
 }
+
+func (f *fakeCleaner) GCBackOff() { f.gcs++ }
 
 var _ Cleaner = (*fakeCleaner)(nil)
 
@@ -151,6 +154,9 @@ func TestHousekeeping(t *testing.T) {
 	}
 	if got := fmt.Sprint(f.forgotten); got != "[done stranger orphan-dir]" {
 		t.Errorf("forgot %s", got)
+	}
+	if c.gcs != 1 {
+		t.Errorf("back-off GC ran %d times, want once per housekeeping", c.gcs)
 	}
 	c.err, c.removed = errors.New("runtime down"), nil
 	d.HandleHousekeeping(context.Background())

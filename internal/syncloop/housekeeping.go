@@ -17,6 +17,7 @@ import (
 // removed.
 func (d *Dispatcher) HandleHousekeeping(ctx context.Context) {
 	d.startWaiting()
+	d.cleaner.GCBackOff()
 	desired := d.desired.Pods()
 	desiredUIDs := sets.New[types.UID]()
 	for _, p := range desired {
