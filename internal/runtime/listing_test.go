@@ -198,7 +198,8 @@ func TestGetPodStatus(t *testing.T) {
 	}
 }
 
-func TestGetPodStatusRuntimeMessageWins(t *testing.T) {
+// As upstream, the termination message file is appended to the runtime's own message.
+func TestGetPodStatusRuntimeAndFileMessages(t *testing.T) {
 	h := newHarness(t)
 	seedSandbox(h, "s", "uid-a", 0, true, at(0), "10.88.0.7")
 	seedContainer(h, seeded{id: "c", sandbox: "s", uid: "uid-a", name: "app", state: exited, created: at(1), restarts: "0", message: "from the runtime"})
@@ -207,7 +208,7 @@ func TestGetPodStatusRuntimeMessageWins(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := ps.ContainerStatuses[0].Message; got != "from the runtime" {
+	if got := ps.ContainerStatuses[0].Message; got != "from the runtime: from the file" {
 		t.Errorf("message %q", got)
 	}
 }

@@ -2,15 +2,19 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"sort"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/nodelet/nodelet/internal/container"
+	"github.com/nodelet/nodelet/internal/crilog"
 )
 
 // GetPodStatus asks the runtime about one pod: its sandboxes (newest first, with their network
@@ -82,15 +86,51 @@ func (m *Manager) toStatus(uid types.UID, c *runtimeapi.Container, s *runtimeapi
 	if cs.Image == "" {
 		cs.Image = s.GetImage().GetImage()
 	}
-	if cs.State == container.StateExited && cs.Message == "" {
-		// The runtime does not carry the termination message: read the file nodelet mounted.
-		msg, err := m.deps.Volumes.ReadTerminationMessage(uid, cs.Name, cs.RestartCount)
-		if err != nil {
-			klog.V(4).InfoS("No termination message", "podUID", uid, "container", cs.Name, "err", err)
-		}
-		cs.Message = msg
+	if cs.State == container.StateExited {
+		m.addTerminationMessage(uid, cs, annotations[container.ContainerTerminationMessagePolicyAnnotation], s.GetLogPath())
 	}
 	return cs
+}
+
+// The end of the log that FallbackToLogsOnError makes the termination message: upstream's
+// kubecontainer.MaxContainerTerminationMessageLogLines and MaxContainerTerminationMessageLogLength.
+const (
+	terminationMessageLogLines  = 80
+	terminationMessageLogLength = 2048
+)
+
+// addTerminationMessage sets the message of an exited container as upstream's
+// convertToKubeContainerStatus does. The runtime does not carry the termination message:
+// it is the file nodelet mounted, or, with terminationMessagePolicy FallbackToLogsOnError,
+// for a container that failed (exit code not 0, and it did run: the reason is not
+// ContainerCannotRun) and left no message in the file (empty or absent), the end of its log
+// (the last 80 lines, at most 2048 bytes, upstream's readLastStringFromContainerLogs).
+//
+// What it finds is appended to the runtime's own message after ": ", as upstream does.
+func (m *Manager) addTerminationMessage(uid types.UID, cs *container.Status, policy, logPath string) {
+	fallbackToLogs := policy == string(v1.TerminationMessageFallbackToLogsOnError) &&
+		cs.ExitCode != 0 && cs.Reason != "ContainerCannotRun"
+	msg, err := m.deps.Volumes.ReadTerminationMessage(uid, cs.Name, cs.RestartCount)
+	if err != nil {
+		klog.V(4).InfoS("No termination message", "podUID", uid, "container", cs.Name, "err", err)
+	}
+	// As upstream: fall back when the file is empty or absent, not when it cannot be read (msg
+	// then says why: "Error on reading termination log ...").
+	checkLogs := fallbackToLogs && msg == "" && (err == nil || errors.Is(err, fs.ErrNotExist))
+	if checkLogs {
+		tail, err := crilog.Tail(logPath, terminationMessageLogLines, terminationMessageLogLength)
+		if err != nil {
+			klog.V(4).InfoS("Cannot read the end of the log for the termination message", "podUID", uid, "container", cs.Name, "path", logPath, "err", err)
+			tail = fmt.Sprintf("Error on reading termination message from logs: %v", err)
+		}
+		msg = tail
+	}
+	if msg != "" {
+		if cs.Message != "" {
+			cs.Message += ": "
+		}
+		cs.Message += msg
+	}
 }
 
 func sandboxIPs(st *runtimeapi.PodSandboxStatus) []string {

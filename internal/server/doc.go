@@ -22,8 +22,9 @@
 // stream) and their validation rules; a bad parameter is a 400, an unknown pod or container a
 // 404, a container without logs yet a 400 with the kubelet's message ("... is waiting to start:
 // ContainerCreating"). The CRI format (`<RFC3339Nano time> <stdout|stderr> <F|P> <content>`) is
-// parsed as k8s.io/cri-client/pkg/logs does and only the content is written, prefixed by the
-// fixed-width RFC3339Nano time when timestamps=true, as `kubectl logs` shows it. Partial (P)
+// read with internal/crilog, which parses it as k8s.io/cri-client/pkg/logs does; only the
+// content is written (logwriter.go), prefixed by the fixed-width RFC3339Nano time when
+// timestamps=true, as `kubectl logs` shows it. Partial (P)
 // records are joined with the rest of their line, per stream, so tailLines counts and sinceTime
 // filters whole lines (the kubelet counts raw records); a line growing past 1 MiB without its
 // final record is written in 1 MiB pieces so a container cannot make the server buffer without
@@ -49,5 +50,5 @@
 // the kubelet's read-only port serves them.
 //
 // Reading order: server.go, pods.go, healthz.go, containerlogs.go, logoptions.go, logfile.go,
-// crilog.go, stream.go.
+// logwriter.go, stream.go.
 package server

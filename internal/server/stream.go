@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -12,6 +11,8 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+
+	"github.com/nodelet/nodelet/internal/crilog"
 )
 
 // followCheckPeriod is how often a followed log is read even without an fsnotify event, and
@@ -23,13 +24,12 @@ type logStream struct {
 	logger klog.Logger
 	path   string
 	f      *os.File
-	rr     *recordReader
-	j      joiner
+	r      *crilog.Reader
 }
 
 // newLogStream takes over f, the open log file at path; close releases it.
 func newLogStream(logger klog.Logger, path string, f *os.File) *logStream {
-	return &logStream{logger: logger, path: path, f: f, rr: newRecordReader(f)}
+	return &logStream{logger: logger, path: path, f: f, r: crilog.NewReader(f, path, logger)}
 }
 
 func (s *logStream) close() { _ = s.f.Close() }
@@ -47,39 +47,39 @@ func streamLog(ctx context.Context, s *logStream, lw *lineWriter, clk clock.Cloc
 }
 
 func (s *logStream) streamLog(ctx context.Context, lw *lineWriter, clk clock.Clock, running func() bool) error {
-	write := func(l logLine) error {
+	write := func(l crilog.Line) error {
 		if !lw.wanted(l) {
 			return nil
 		}
 		return lw.write(l)
 	}
 	if lw.opts.tail < 0 {
-		if err := s.readAvailable(write); err != nil {
+		if err := s.r.ReadAvailable(write); err != nil {
 			return err
 		}
 		if !lw.opts.follow {
-			return s.finish(write)
+			return s.r.Finish(write)
 		}
 		return s.follow(ctx, write, clk, running)
 	}
 
 	// tailLines: keep the last lines of what is there now, write them, then follow if asked.
-	tail := newLineRing(lw.opts.tail)
-	keep := func(l logLine) error {
+	tail := crilog.NewRing(lw.opts.tail)
+	keep := func(l crilog.Line) error {
 		if lw.wanted(l) {
-			tail.push(l)
+			tail.Push(l)
 		}
 		return nil
 	}
-	if err := s.readAvailable(keep); err != nil {
+	if err := s.r.ReadAvailable(keep); err != nil {
 		return err
 	}
 	if !lw.opts.follow {
-		if err := s.finish(keep); err != nil {
+		if err := s.r.Finish(keep); err != nil {
 			return err
 		}
 	}
-	for _, l := range tail.lines() {
+	for _, l := range tail.Lines() {
 		if err := lw.write(l); err != nil {
 			return err
 		}
@@ -90,58 +90,9 @@ func (s *logStream) streamLog(ctx context.Context, lw *lineWriter, clk clock.Clo
 	return s.follow(ctx, write, clk, running)
 }
 
-// readAvailable emits the lines completed by the records now in the file.
-func (s *logStream) readAvailable(emit func(logLine) error) error {
-	for {
-		raw, skipped, err := s.rr.next()
-		if skipped {
-			s.logger.Info("Skipped an over-long record in a container log file", "path", s.path, "limit", maxRecord)
-		}
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("read log file %q: %w", s.path, err)
-		}
-		if err := s.add(raw, true, emit); err != nil {
-			return err
-		}
-	}
-}
-
-// finish emits what is left when nothing more will be read: an unterminated last record and
-// the lines still waiting for their final record.
-func (s *logStream) finish(emit func(logLine) error) error {
-	if rest := s.rr.rest(); len(rest) > 0 {
-		s.logger.V(4).Info("Incomplete line at the end of a container log file", "path", s.path)
-		if err := s.add(rest, false, emit); err != nil {
-			return err
-		}
-	}
-	for _, l := range s.j.flush() {
-		if err := emit(l); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (s *logStream) add(raw []byte, terminated bool, emit func(logLine) error) error {
-	rec, err := parseCRIRecord(raw)
-	if err != nil {
-		// As upstream: a line that is not in the CRI format is logged and skipped.
-		s.logger.V(2).Info("Skipping a line of a container log file that is not in the CRI format", "path", s.path, "err", err)
-		return nil
-	}
-	if l, ok := s.j.add(rec, terminated); ok {
-		return emit(l)
-	}
-	return nil
-}
-
 // follow emits new lines as the file grows until the container stops running (then what it
 // wrote last is emitted too) or ctx ends.
-func (s *logStream) follow(ctx context.Context, emit func(logLine) error, clk clock.Clock, running func() bool) error {
+func (s *logStream) follow(ctx context.Context, emit func(crilog.Line) error, clk clock.Clock, running func() bool) error {
 	dir, base := filepath.Split(s.path)
 	var events <-chan fsnotify.Event
 	var watchErrs <-chan error
@@ -156,15 +107,15 @@ func (s *logStream) follow(ctx context.Context, emit func(logLine) error, clk cl
 		}
 	}
 	for {
-		if err := s.readAvailable(emit); err != nil {
+		if err := s.r.ReadAvailable(emit); err != nil {
 			return err
 		}
 		if !running() {
 			// The container exited: read what it wrote between the read above and its exit.
-			if err := s.readAvailable(emit); err != nil {
+			if err := s.r.ReadAvailable(emit); err != nil {
 				return err
 			}
-			return s.finish(emit)
+			return s.r.Finish(emit)
 		}
 		timer := clk.NewTimer(followCheckPeriod)
 		select {
@@ -186,14 +137,12 @@ func (s *logStream) follow(ctx context.Context, emit func(logLine) error, clk cl
 }
 
 // reopen switches to a file re-created at the path (rotation) after reading the old one out.
-func (s *logStream) reopen(emit func(logLine) error) error {
-	if err := s.readAvailable(emit); err != nil {
+func (s *logStream) reopen(emit func(crilog.Line) error) error {
+	if err := s.r.ReadAvailable(emit); err != nil {
 		return err
 	}
-	if rest := s.rr.rest(); len(rest) > 0 {
-		if err := s.add(rest, false, emit); err != nil {
-			return err
-		}
+	if err := s.r.ReadUnterminated(emit); err != nil {
+		return err
 	}
 	f, err := os.Open(s.path)
 	if err != nil {
@@ -208,7 +157,8 @@ func (s *logStream) reopen(emit func(logLine) error) error {
 	}
 	s.logger.V(4).Info("Following a re-created container log file", "path", s.path)
 	_ = s.f.Close()
-	s.f, s.rr = f, newRecordReader(f)
+	s.f = f
+	s.r.Switch(f)
 	return nil
 }
 
@@ -216,30 +166,4 @@ func sameFile(a, b *os.File) bool {
 	ai, errA := a.Stat()
 	bi, errB := b.Stat()
 	return errA == nil && errB == nil && os.SameFile(ai, bi)
-}
-
-// lineRing keeps the last n lines pushed.
-type lineRing struct {
-	n     int64
-	buf   []logLine
-	start int
-}
-
-func newLineRing(n int64) *lineRing {
-	return &lineRing{n: n}
-}
-
-func (r *lineRing) push(l logLine) {
-	switch {
-	case r.n == 0:
-	case int64(len(r.buf)) < r.n:
-		r.buf = append(r.buf, l)
-	default:
-		r.buf[r.start] = l
-		r.start = (r.start + 1) % len(r.buf)
-	}
-}
-
-func (r *lineRing) lines() []logLine {
-	return append(r.buf[r.start:len(r.buf):len(r.buf)], r.buf[:r.start]...)
 }
