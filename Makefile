@@ -28,3 +28,8 @@ testenv-down:
 
 clean:
 	rm -rf bin
+
+## bench: measure nodelet on real parts (containerd + runc + CNI) against the raw CRI floor; writes docs/benchmarks.md
+.PHONY: bench
+bench:
+	go run ./hack/bench --pods 1,30 --runs 3 --out docs/benchmarks.md

@@ -1,0 +1,28 @@
+// Command bench measures nodelet on real parts: containerd v2 + runc + bridge CNI from
+// hack/testenv.sh, and the nodelet binary built from this tree.
+//
+// Usage (as root, from the repository, on the test environment's machine):
+//
+//	go run ./hack/bench --pods 1,30 --runs 3 --out docs/benchmarks.md   # = make bench
+//
+// For each pod count N and each run it starts a fresh nodelet (own manifest directory, root
+// directory, pod logs directory, node name and read-only port), writes N busybox sleeper
+// manifests at once and measures, from the first write until /pods shows all N pods Running
+// and Ready: the wall time, nodelet's CPU time (utime+stime from /proc/<pid>/stat) and its
+// memory (VmHWM and VmRSS from /proc/<pid>/status). It then removes the manifests and measures
+// the teardown until nodelet has removed every pod and sandbox, and stops nodelet with SIGTERM.
+// Each nodelet run is followed by a raw CRI floor run: the same N pods created sequentially
+// with RunPodSandbox, CreateContainer and StartContainer through internal/cri, then stopped
+// and removed, so the nodelet figures can be read against what the runtime itself costs.
+//
+// The results (median and min–max of the runs) are printed and, with --out, written to a
+// Markdown page together with the machine, the date and the command.
+//
+// The bench shares the test environment with others: nodelet removes runtime pods it does not
+// know, so two nodelets must never run at once on one runtime. Before every run the bench waits
+// until no other nodelet process uses the test environment's runtime, and it watches during
+// the run: should another nodelet appear,
+// the bench kills its own nodelet at once, removes what it created and repeats the run. Raw
+// CRI pods carry no io.kubernetes.pod.uid label, so no nodelet ever touches them. Nothing here
+// asserts a threshold: the bench measures and reports.
+package main

@@ -1,0 +1,180 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/nodelet/nodelet/internal/cri"
+)
+
+const (
+	// benchImage is the image of every pod; the test environment serves it from its registry.
+	benchImage = "busybox:1.35"
+	// modulePath identifies the repository's go.mod.
+	modulePath = "github.com/nodelet/nodelet"
+	// defaultTestenvDir is hack/testenv.sh's default TESTENV_DIR.
+	defaultTestenvDir = "/var/lib/nodelet-testenv"
+)
+
+// repoRoot is the directory of this module's go.mod, the working directory or one above it.
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("working directory: %w", err)
+	}
+	for {
+		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+		if err == nil && bytes.Contains(b, []byte("module "+modulePath+"\n")) {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("run the bench from the nodelet repository: no go.mod of " + modulePath + " here or above")
+		}
+		dir = parent
+	}
+}
+
+// endpoint is the CRI endpoint of the test environment's containerd.
+func endpoint() string {
+	dir := strings.TrimRight(os.Getenv("TESTENV_DIR"), "/")
+	if dir == "" {
+		dir = defaultTestenvDir
+	}
+	return "unix://" + filepath.Join(dir, "containerd.sock")
+}
+
+// runLogged runs a command in dir, passing its output through only if it fails.
+func runLogged(ctx context.Context, dir, name string, args ...string) error {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s %s: %w\n%s", name, strings.Join(args, " "), err, out)
+	}
+	return nil
+}
+
+// testenvUp brings the test environment up (idempotent; about a second when it is up).
+func testenvUp(ctx context.Context, root string) error {
+	start := time.Now()
+	if err := runLogged(ctx, root, "bash", "hack/testenv.sh", "up"); err != nil {
+		return fmt.Errorf("bring the test environment up: %w", err)
+	}
+	logf("test environment up in %v", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// buildNodelet builds ./cmd/nodelet into dir and returns the binary's path.
+func buildNodelet(ctx context.Context, root, dir string) (string, error) {
+	bin := filepath.Join(dir, "nodelet")
+	start := time.Now()
+	if err := runLogged(ctx, root, "go", "build", "-o", bin, "./cmd/nodelet"); err != nil {
+		return "", fmt.Errorf("build nodelet: %w", err)
+	}
+	logf("nodelet built in %v", time.Since(start).Round(time.Millisecond))
+	return bin, nil
+}
+
+// ensureImage pulls the bench image unless the runtime has it, so that no run includes a pull.
+func ensureImage(ctx context.Context, c *cri.Client) error {
+	spec := &runtimeapi.ImageSpec{Image: benchImage, UserSpecifiedImage: benchImage}
+	st, err := c.ImageStatus(ctx, spec, false)
+	if err != nil {
+		return fmt.Errorf("status of image %s: %w", benchImage, err)
+	}
+	if st.GetImage() != nil {
+		return nil
+	}
+	if _, err := c.PullImage(ctx, spec, nil, nil); err != nil {
+		return fmt.Errorf("pull image %s: %w", benchImage, err)
+	}
+	return nil
+}
+
+// machine describes where the bench ran.
+type machine struct {
+	cpus       int
+	cpuModel   string
+	memory     string
+	kernel     string
+	os         string
+	runtime    string // "containerd v2.4.2 (CRI v1)"
+	runc       string
+	goVersion  string
+	nodeletRev string
+}
+
+func describeMachine(root string, c *cri.Client) machine {
+	m := machine{cpus: runtime.NumCPU(), goVersion: runtime.Version(), cpuModel: "unknown", memory: "unknown",
+		kernel: "unknown", os: "unknown", runc: "unknown", nodeletRev: "unknown"}
+	if out, err := exec.Command("nproc").Output(); err == nil {
+		fmt.Sscan(string(out), &m.cpus)
+	}
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		m.kernel = strings.TrimSpace(string(b))
+	}
+	if v, ok := fieldOf("/etc/os-release", "PRETTY_NAME="); ok {
+		m.os = strings.Trim(v, `"`)
+	}
+	if v, ok := fieldOf("/proc/cpuinfo", "model name"); ok {
+		m.cpuModel = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), ":"))
+	}
+	if v, ok := fieldOf("/proc/meminfo", "MemTotal:"); ok {
+		var kib float64
+		if _, err := fmt.Sscan(v, &kib); err == nil {
+			m.memory = fmt.Sprintf("%.1f GiB", kib/(1<<20))
+		}
+	}
+	v := c.Version()
+	m.runtime = fmt.Sprintf("%s %s (CRI %s)", v.GetRuntimeName(), v.GetRuntimeVersion(), v.GetRuntimeApiVersion())
+	if out, err := exec.Command("runc", "--version").Output(); err == nil {
+		m.runc, _, _ = strings.Cut(strings.TrimSpace(string(out)), "\n")
+	}
+	if out, err := exec.Command("git", "-C", root, "rev-parse", "--short=12", "HEAD").Output(); err == nil {
+		m.nodeletRev = strings.TrimSpace(string(out))
+		// --no-optional-locks: a read-only status, which never rewrites the index.
+		st, err := exec.Command("git", "-C", root, "--no-optional-locks", "status", "--porcelain", "--untracked-files=no").Output()
+		if err == nil && len(bytes.TrimSpace(st)) > 0 {
+			m.nodeletRev += " with uncommitted changes"
+		}
+	}
+	return m
+}
+
+// loadAverage is the 1-minute load average, or "unknown".
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return "unknown"
+	}
+	return f[0]
+}
+
+// fieldOf returns the rest of the first line of file that starts with prefix.
+func fieldOf(file, prefix string) (string, bool) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return "", false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, prefix); ok {
+			return rest, true
+		}
+	}
+	return "", false
+}

@@ -1,0 +1,217 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/nodelet/nodelet/internal/cri"
+)
+
+// options are the command's flags.
+type options struct {
+	pods    []int
+	runs    int
+	out     string
+	timeout time.Duration // per phase: pods ready, pods gone
+	maxWait time.Duration // for other nodelets to exit before a run
+	retries int           // attempts of a run interrupted by another nodelet
+}
+
+func parseOptions(args []string) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	pods := fs.String("pods", "1,30", "comma-separated pod counts to measure")
+	fs.IntVar(&o.runs, "runs", 3, "runs per pod count")
+	fs.StringVar(&o.out, "out", "", "Markdown file to write the results to (stdout only when empty)")
+	fs.DurationVar(&o.timeout, "timeout", 5*time.Minute, "limit of each wait: all pods ready, all pods gone")
+	fs.DurationVar(&o.maxWait, "max-wait", 30*time.Minute, "limit of each wait for other nodelet processes to exit")
+	fs.IntVar(&o.retries, "retries", 3, "attempts of a run another nodelet interrupts")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	for _, s := range strings.Split(*pods, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			return o, fmt.Errorf("--pods: %q is not a positive pod count", s)
+		}
+		o.pods = append(o.pods, n)
+	}
+	if o.runs < 1 || o.retries < 1 {
+		return o, errors.New("--runs and --retries must be at least 1")
+	}
+	return o, nil
+}
+
+func main() {
+	opts, err := parseOptions(os.Args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+		os.Exit(2)
+	}
+	if os.Geteuid() != 0 {
+		fmt.Fprintln(os.Stderr, "bench: must run as root (the test environment runs containerd, mounts and a bridge)")
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	command := strings.Join(append([]string{"go run ./hack/bench"}, os.Args[1:]...), " ")
+	if err := run(ctx, opts, command); err != nil {
+		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+		stop()
+		os.Exit(1)
+	}
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...)
+}
+
+// bench is the state shared by the runs.
+type bench struct {
+	opts     options
+	tmp      string
+	bin      string
+	endpoint string
+	cri      *cri.Client
+	hz       float64
+
+	waits         []*waitRecord
+	interruptions []string
+	leftCgroups   int // pods whose empty pod cgroup nodelet left behind
+	leakedShims   int // shims containerd left running after aborted runs
+	nodeletPods   int // pods nodelet ran, in every run
+}
+
+// notes are the findings the report lists after the tables.
+func (b *bench) notes() []string {
+	var out []string
+	if b.leftCgroups > 0 {
+		out = append(out, fmt.Sprintf("nodelet left the empty pod-level cgroup (`/kubepods/besteffort/pod<uid>`) of %d of the %d pods "+
+			"it ran after removing them; the bench removed them", b.leftCgroups, b.nodeletPods))
+	}
+	if b.leakedShims > 0 {
+		out = append(out, fmt.Sprintf("containerd left %d shims running for sandboxes of aborted runs whose StartContainer "+
+			"was cancelled; the bench stopped them", b.leakedShims))
+	}
+	return out
+}
+
+func run(ctx context.Context, opts options, command string) (err error) {
+	root, err := repoRoot()
+	if err != nil {
+		return err
+	}
+	if err := testenvUp(ctx, root); err != nil {
+		return err
+	}
+	b := &bench{opts: opts, endpoint: endpoint(), hz: clockTicks()}
+	if b.tmp, err = os.MkdirTemp("", "nodelet-bench-"); err != nil {
+		return fmt.Errorf("create a temporary directory: %w", err)
+	}
+	defer func() {
+		if rerr := os.RemoveAll(b.tmp); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("remove %s: %w", b.tmp, rerr))
+		}
+	}()
+	if b.bin, err = buildNodelet(ctx, root, b.tmp); err != nil {
+		return err
+	}
+	if b.cri, err = cri.Dial(ctx, b.endpoint, 10*time.Second); err != nil {
+		return fmt.Errorf("connect to the test environment's runtime: %w", err)
+	}
+	defer b.cri.Close()
+	if err := ensureImage(ctx, b.cri); err != nil {
+		return err
+	}
+	rep := report{command: command, date: time.Now().UTC(), machine: describeMachine(root, b.cri), runs: opts.runs,
+		loadStart: loadAverage()}
+	for _, pods := range opts.pods {
+		r := row{pods: pods}
+		for i := 1; i <= opts.runs; i++ {
+			what := fmt.Sprintf("nodelet run %d/%d with %d pods", i, opts.runs, pods)
+			var nr nodeletResult
+			if err := b.alone(ctx, what, func(ctx context.Context, g *guard) (err error) {
+				nr, err = b.nodeletRun(ctx, g, pods)
+				return err
+			}); err != nil {
+				return err
+			}
+			logf("%s: all Running after %.2f s, %.2f CPU s, peak RSS %.1f MiB, teardown %.2f s",
+				what, nr.ready.Seconds(), nr.cpu, mib(nr.mem.peakKiB), nr.teardown.Seconds())
+			what = fmt.Sprintf("raw CRI run %d/%d with %d pods", i, opts.runs, pods)
+			var rr rawResult
+			if err := b.alone(ctx, what, func(ctx context.Context, _ *guard) (err error) {
+				rr, err = b.rawRun(ctx, pods)
+				return err
+			}); err != nil {
+				return err
+			}
+			logf("%s: created in %.2f s, torn down in %.2f s", what, rr.create.Seconds(), rr.teardown.Seconds())
+			r.nodelet, r.raw = append(r.nodelet, nr), append(r.raw, rr)
+		}
+		rep.rows = append(rep.rows, r)
+	}
+	rep.loadEnd = loadAverage()
+	rep.waits, rep.interruptions, rep.notes = b.waits, b.interruptions, b.notes()
+	for _, n := range rep.notes {
+		logf("note: %s", n)
+	}
+	fmt.Print(rep.resultsSection())
+	if opts.out != "" {
+		if err := os.WriteFile(opts.out, []byte(rep.markdown()), 0o644); err != nil {
+			return fmt.Errorf("write the results: %w", err)
+		}
+		logf("results written to %s", opts.out)
+	}
+	return nil
+}
+
+// alone runs fn once no other nodelet runs, under a guard; a run another nodelet interrupts
+// (fn has cleaned up after itself by then) is repeated, up to opts.retries attempts.
+func (b *bench) alone(ctx context.Context, what string, fn func(context.Context, *guard) error) error {
+	for attempt := 1; ; attempt++ {
+		w, err := waitAlone(ctx, b.bin, b.endpoint, b.opts.maxWait, what)
+		if err != nil {
+			return err
+		}
+		if w != nil {
+			b.waits = append(b.waits, w)
+		}
+		g := startGuard(ctx, b.bin, b.endpoint)
+		err = fn(g.ctx, g)
+		others := g.stop()
+		if others == nil {
+			if err != nil {
+				return fmt.Errorf("%s: %w", what, err)
+			}
+			return nil
+		}
+		logf("%s interrupted by another nodelet starting (%v); aborted it, removed what it created and repeating it "+
+			"(attempt %d of %d; the run's error: %v)", what, others, attempt, b.opts.retries, err)
+		var names []string
+		for _, p := range others {
+			names = append(names, p.short())
+		}
+		b.interruptions = append(b.interruptions, fmt.Sprintf("The %s was interrupted by another nodelet starting (%s): "+
+			"the bench aborted it at once, removed what it had created and repeated it", what, strings.Join(names, "; ")))
+		if attempt == b.opts.retries {
+			return fmt.Errorf("%s: interrupted by other nodelets %d times", what, attempt)
+		}
+	}
+}
+
+func mib(kib uint64) float64 { return float64(kib) / 1024 }

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+// rawRunLabel marks the raw floor's sandboxes and containers with the run's ID. They carry no
+// io.kubernetes.pod.* label, so no nodelet (nor the e2e harness) counts or removes them.
+const rawRunLabel = "nodelet.bench/raw-run"
+
+// rawNamespace is the namespace in the raw sandboxes' metadata.
+const rawNamespace = "nodelet-bench"
+
+// rawResult is what one raw CRI floor run measured.
+type rawResult struct {
+	create   time.Duration // RunPodSandbox + CreateContainer + StartContainer of every pod, in turn
+	teardown time.Duration // StopContainer + StopPodSandbox + RemovePodSandbox of every pod, in turn
+}
+
+type rawPod struct {
+	uid       string
+	sandbox   string
+	container string
+}
+
+// rawRun creates pods sleeper pods directly through CRI, one after the other, then stops and
+// removes them one after the other: the runtime's own cost, without nodelet. Whatever happens,
+// what it created is removed before it returns.
+func (b *bench) rawRun(ctx context.Context, pods int) (res rawResult, err error) {
+	runID := randomHex(6)
+	logRoot, err := os.MkdirTemp(b.tmp, "raw-")
+	if err != nil {
+		return res, fmt.Errorf("create the raw run's log directory: %w", err)
+	}
+	var created []*rawPod
+	defer func() {
+		if cerr := b.cleanRaw(runID, created, logRoot, err != nil); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("clean up raw run %s: %w", runID, cerr))
+		}
+	}()
+
+	start := time.Now()
+	for i := 1; i <= pods; i++ {
+		p := &rawPod{uid: runID + fmt.Sprintf("-%04d", i)}
+		created = append(created, p)
+		sbCfg := rawSandboxConfig(fmt.Sprintf("raw-%d", i), p.uid, runID, logRoot)
+		if err := os.MkdirAll(filepath.Join(sbCfg.LogDirectory, "main"), 0o755); err != nil {
+			return res, fmt.Errorf("create the log directory of raw pod %d: %w", i, err)
+		}
+		if p.sandbox, err = b.cri.RunPodSandbox(ctx, sbCfg, ""); err != nil {
+			return res, fmt.Errorf("RunPodSandbox of raw pod %d: %w", i, err)
+		}
+		if p.container, err = b.cri.CreateContainer(ctx, p.sandbox, rawContainerConfig(runID), sbCfg); err != nil {
+			return res, fmt.Errorf("CreateContainer of raw pod %d: %w", i, err)
+		}
+		if err := b.cri.StartContainer(ctx, p.container); err != nil {
+			return res, fmt.Errorf("StartContainer of raw pod %d: %w", i, err)
+		}
+	}
+	res.create = time.Since(start)
+
+	start = time.Now()
+	for i, p := range created {
+		if err := b.cri.StopContainer(ctx, p.container, 2); err != nil {
+			return res, fmt.Errorf("StopContainer of raw pod %d: %w", i+1, err)
+		}
+		if err := b.cri.StopPodSandbox(ctx, p.sandbox); err != nil {
+			return res, fmt.Errorf("StopPodSandbox of raw pod %d: %w", i+1, err)
+		}
+		if err := b.cri.RemovePodSandbox(ctx, p.sandbox); err != nil {
+			return res, fmt.Errorf("RemovePodSandbox of raw pod %d: %w", i+1, err)
+		}
+		p.sandbox = "" // removed
+	}
+	res.teardown = time.Since(start)
+	return res, nil
+}
+
+// cleanRaw removes the run's sandboxes (those created and any the runtime has with the run's
+// label, should a call have failed after creating one), the pods' empty cgroups and the logs;
+// after a failed run, also the shims containerd left running for them.
+func (b *bench) cleanRaw(runID string, created []*rawPod, logRoot string, failed bool) error {
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	var errs []error
+	ids, removed := map[string]bool{}, map[string]bool{}
+	for _, p := range created {
+		if p.sandbox != "" {
+			ids[p.sandbox] = true
+		}
+	}
+	// After a failure a cancelled RunPodSandbox may still be completing or rolling back in
+	// containerd: a second pass after settleTime catches what it leaves.
+	for pass := 1; pass <= 2; pass++ {
+		if pass == 2 {
+			if !failed {
+				break
+			}
+			time.Sleep(settleTime)
+		}
+		list, err := b.cri.ListPodSandbox(ctx, &runtimeapi.PodSandboxFilter{LabelSelector: map[string]string{rawRunLabel: runID}})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("list the raw run's sandboxes: %w", err))
+		}
+		for _, s := range list {
+			ids[s.Id] = true
+		}
+		for id := range ids {
+			removed[id] = true
+			if err := removeSandbox(ctx, b.cri, id); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		clear(ids)
+		for _, p := range created {
+			removePodCgroups(p.uid)
+		}
+	}
+	if failed {
+		b.leakedShims += stopLeakedShims(b.endpoint, removed)
+	}
+	if err := os.RemoveAll(logRoot); err != nil {
+		errs = append(errs, fmt.Errorf("remove %s: %w", logRoot, err))
+	}
+	return errors.Join(errs...)
+}
+
+// rawSandboxConfig is the sandbox config nodelet would build for a sleeper pod (pod network,
+// a log directory, the BestEffort pod cgroup), without the pod identity labels.
+func rawSandboxConfig(name, uid, runID, logRoot string) *runtimeapi.PodSandboxConfig {
+	return &runtimeapi.PodSandboxConfig{
+		Metadata:     &runtimeapi.PodSandboxMetadata{Name: name, Namespace: rawNamespace, Uid: uid},
+		Hostname:     name,
+		LogDirectory: filepath.Join(logRoot, rawNamespace+"_"+name+"_"+uid),
+		Labels:       map[string]string{rawRunLabel: runID},
+		Linux: &runtimeapi.LinuxPodSandboxConfig{
+			CgroupParent: "/kubepods/besteffort/pod" + uid,
+			SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
+				NamespaceOptions: rawNamespaces(),
+			},
+		},
+	}
+}
+
+// rawContainerConfig is the sleeper container of sleeperManifest.
+func rawContainerConfig(runID string) *runtimeapi.ContainerConfig {
+	return &runtimeapi.ContainerConfig{
+		Metadata: &runtimeapi.ContainerMetadata{Name: "main"},
+		Image:    &runtimeapi.ImageSpec{Image: benchImage, UserSpecifiedImage: benchImage},
+		Command:  []string{"sh", "-c", sleeperScript},
+		Labels:   map[string]string{rawRunLabel: runID},
+		LogPath:  filepath.Join("main", "0.log"),
+		Linux: &runtimeapi.LinuxContainerConfig{
+			SecurityContext: &runtimeapi.LinuxContainerSecurityContext{NamespaceOptions: rawNamespaces()},
+		},
+	}
+}
+
+func rawNamespaces() *runtimeapi.NamespaceOption {
+	return &runtimeapi.NamespaceOption{
+		Network: runtimeapi.NamespaceMode_POD,
+		Pid:     runtimeapi.NamespaceMode_CONTAINER,
+		Ipc:     runtimeapi.NamespaceMode_POD,
+	}
+}
