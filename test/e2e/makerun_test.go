@@ -2,7 +2,10 @@ package e2e
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"os/exec"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -56,6 +59,20 @@ func TestMakeRun(t *testing.T) {
 	}()
 	for _, pod := range []string{"default/web-make-run-node", "default/counter-make-run-node", "default/with-sidecar-make-run-node", "default/crashloop-make-run-node", "default/once-make-run-node"} {
 		logs.waitCount(t, 3*time.Minute, 1, `"Pod added"`, `pod="`+pod+`"`)
+	}
+	// The web example answers on its hostPort.
+	var body string
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) && !strings.Contains(body, "hello from nodelet") {
+		if resp, err := http.Get("http://127.0.0.1:8080/"); err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			body = string(b)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	if !strings.Contains(body, "hello from nodelet") {
+		t.Errorf("the web example did not answer on hostPort 8080; last answer %q", body)
 	}
 	if n := len(logs.matching("Pod manifest rejected")); n != 0 {
 		t.Errorf("an example manifest was rejected:\n%s", logs.dump())
