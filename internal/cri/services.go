@@ -148,3 +148,19 @@ func (c *Client) ImageStatus(ctx context.Context, image *runtimeapi.ImageSpec, v
 	defer cancel()
 	return c.Image.ImageStatus(ctx, &runtimeapi.ImageStatusRequest{Image: image, Verbose: verbose})
 }
+
+// ExecSync runs cmd in a running container and waits for it, at most timeout (0: no bound but
+// the request timeout). The exit code is the command's; err is for failing to run it at all.
+func (c *Client) ExecSync(ctx context.Context, containerID string, cmd []string, timeout time.Duration) (stdout, stderr []byte, exitCode int32, err error) {
+	bound := RequestTimeout
+	if timeout > 0 {
+		bound = timeout + 2*time.Second // the runtime enforces timeout; the call gets a little more
+	}
+	ctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	r, err := c.Runtime.ExecSync(ctx, &runtimeapi.ExecSyncRequest{ContainerId: containerID, Cmd: cmd, Timeout: int64(timeout.Seconds())})
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	return r.Stdout, r.Stderr, r.ExitCode, nil
+}
