@@ -29,12 +29,13 @@ const (
 // podsTimeout bounds GET /pods; logs have no bound, a followed log streams until interrupted.
 const podsTimeout = 30 * time.Second
 
-const usage = `nodelet get pods and nodelet logs talk to a running nodelet's read-only API.
+const usage = `nodelet get pods, nodelet logs and nodelet events talk to a running nodelet's read-only API.
 
 Usage:
   nodelet get pods [NAME...] [-n NAMESPACE | -A] [-o wide] [--server URL]
   nodelet logs POD [-c CONTAINER] [-f] [-p] [--tail N] [--timestamps] [--since DURATION |
                --since-time RFC3339] [--limit-bytes N] [-n NAMESPACE] [--server URL]
+  nodelet events [POD] [-n NAMESPACE | -A] [--server URL]
 
 The server is ` + DefaultServer + ` unless --server is given.
 `
@@ -42,12 +43,12 @@ The server is ` + DefaultServer + ` unless --server is given.
 // IsCommand tells whether args (the command line without the program name) name one of the
 // commands Run executes, for main to dispatch them before parsing the agent's flags.
 func IsCommand(args []string) bool {
-	return len(args) > 0 && (args[0] == "get" || args[0] == "logs")
+	return len(args) > 0 && (args[0] == "get" || args[0] == "logs" || args[0] == "events")
 }
 
-// Run executes `nodelet get pods ...` or `nodelet logs ...` (args without the program name),
-// writing the result to out and errors to errOut in kubectl's words, and returns the exit
-// code: 0, 1 when the command failed, 2 for a bad command line.
+// Run executes `nodelet get pods ...`, `nodelet logs ...` or `nodelet events ...` (args without
+// the program name), writing the result to out and errors to errOut in kubectl's words, and
+// returns the exit code: 0, 1 when the command failed, 2 for a bad command line.
 func Run(ctx context.Context, args []string, out, errOut io.Writer, clk clock.PassiveClock) (exitCode int) {
 	c := &command{out: out, errOut: errOut, clock: clk, client: &http.Client{}}
 	if len(args) == 0 {
@@ -61,6 +62,9 @@ func Run(ctx context.Context, args []string, out, errOut io.Writer, clk clock.Pa
 	case "logs":
 		c.name = "logs"
 		return c.logs(ctx, args[1:])
+	case "events":
+		c.name = "events"
+		return c.events(ctx, args[1:])
 	case "help", "-h", "--help":
 		fmt.Fprint(out, usage)
 		return exitOK
@@ -72,7 +76,7 @@ func Run(ctx context.Context, args []string, out, errOut io.Writer, clk clock.Pa
 
 // command holds what the commands share.
 type command struct {
-	name        string // "get" or "logs", for messages
+	name        string // "get", "logs" or "events", for messages
 	out, errOut io.Writer
 	clock       clock.PassiveClock
 	client      *http.Client

@@ -4,6 +4,10 @@
 //
 //	nodelet get pods [NAME...] [-n NAMESPACE | -A] [-o wide]
 //	nodelet logs POD [-c CONTAINER] [-f] [-p] [--tail N] [--timestamps] [--since D | --since-time T] [--limit-bytes N] [-n NAMESPACE]
+//	nodelet events [POD] [-n NAMESPACE | -A]
+//
+// `events` prints `kubectl get events`' columns (LAST SEEN, TYPE, REASON, OBJECT, MESSAGE),
+// sorted by last seen, from GET /events.
 //
 // `get pods` prints kubectl's table: NAME READY STATUS RESTARTS AGE, NAMESPACE first with -A,
 // and IP NODE NOMINATED NODE READINESS GATES after with -o wide, aligned with kubectl's
@@ -22,7 +26,7 @@
 //
 // Errors are printed as kubectl prints them ("error: ...", "Error from server (NotFound): pods
 // \"x\" not found") and give exit code 1; a bad command line gives 2. IsCommand lets main
-// dispatch `nodelet get|logs` before parsing the agent's flags.
+// dispatch `nodelet get|logs|events` before parsing the agent's flags.
 //
-// Reading order: cli.go, getpods.go, podrow.go, logs.go.
+// Reading order: cli.go, getpods.go, podrow.go, logs.go, events.go.
 package cli

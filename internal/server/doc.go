@@ -6,6 +6,11 @@
 //	GET /pods                                          pods.go
 //	GET /healthz, GET /healthz/{name}                  healthz.go
 //	GET /containerLogs/{namespace}/{pod}/{container}   containerlogs.go
+//	GET /events[?namespace=&pod=]                      events.go
+//
+// /events lists the node's recent pod events (internal/events) as a v1 EventList. Like
+// /containerLogs it is served only on a loopback address: event messages can carry container
+// output (probe output, termination messages).
 //
 // /pods returns the desired pods with their latest generated status as a v1 PodList, encoded as
 // the kubelet encodes it (kind PodList, apiVersion v1); an empty list is "items":[] where the

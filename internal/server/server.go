@@ -32,6 +32,12 @@ type LogLocator interface {
 	ContainerLogDir(namespace, podName, container string) (dir string, ok bool)
 }
 
+// EventLister lists the events recorded on the node (internal/events.Store): those of a
+// namespace and/or a pod (empty strings match all), sorted by lastTimestamp.
+type EventLister interface {
+	List(namespace, podName string) []v1.Event
+}
+
 // Config configures the server.
 type Config struct {
 	// Address is the listen address, e.g. 127.0.0.1:10255. See doc.go before making it routable.
@@ -45,6 +51,8 @@ type Deps struct {
 	Pods   PodSource
 	Checks []HealthCheck
 	Logs   LogLocator
+	// Events is optional: without it, GET /events is not served.
+	Events EventLister
 }
 
 const (
@@ -94,15 +102,25 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	hz := &healthzHandler{checks: checks}
 	mux.HandleFunc("GET /healthz", hz.all)
 	mux.HandleFunc("GET /healthz/{name}", hz.one)
-	var logs http.Handler = &containerLogsHandler{pods: deps.Pods, logs: deps.Logs, clock: cfg.Clock}
-	if !isLoopback(cfg.Address) {
-		klog.InfoS("The read-only API is not bound to loopback: container logs are not served", "address", cfg.Address)
-		logs = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			httpError(w, r, http.StatusForbidden, "container logs are only served when the read-only API is bound to a loopback address")
-		})
+	loopback := isLoopback(cfg.Address)
+	mux.Handle("GET /containerLogs/{namespace}/{pod}/{container}",
+		loopbackOnly(loopback, cfg.Address, "container logs", &containerLogsHandler{pods: deps.Pods, logs: deps.Logs, clock: cfg.Clock}))
+	if deps.Events != nil {
+		mux.Handle("GET /events", loopbackOnly(loopback, cfg.Address, "events", &eventsHandler{events: deps.Events}))
 	}
-	mux.Handle("GET /containerLogs/{namespace}/{pod}/{container}", logs)
 	return &Server{address: cfg.Address, handler: mux}, nil
+}
+
+// loopbackOnly returns h when the server is bound to loopback; otherwise, after logging why, a
+// handler answering 403, for the routes that expose container output (see doc.go).
+func loopbackOnly(loopback bool, address, what string, h http.Handler) http.Handler {
+	if loopback {
+		return h
+	}
+	klog.InfoS("The read-only API is not bound to loopback: "+what+" are not served", "address", address)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		httpError(w, r, http.StatusForbidden, what+" are only served when the read-only API is bound to a loopback address")
+	})
 }
 
 // isLoopback tells whether a listen address only accepts local connections.
