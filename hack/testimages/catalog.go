@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -21,11 +22,12 @@ const defaultPath = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbi
 
 // builder holds what recipes build from.
 type builder struct {
-	srcDir  string // this program's source directory (pause/pause.c)
-	busybox string // a static busybox binary
-	workdir string // scratch directory for compiler outputs
-	os      string // image platform
-	arch    string
+	srcDir    string // this program's source directory (pause/pause.c)
+	serverDir string // hack/testserver's source directory (a Go main package)
+	busybox   string // a static busybox binary
+	workdir   string // scratch directory for compiler outputs
+	os        string // image platform
+	arch      string
 }
 
 // recipe describes one test image.
@@ -36,7 +38,10 @@ type recipe struct {
 	tags []string
 	// inputs are the files whose content decides whether to rebuild.
 	inputs func(b *builder) []string
-	build  func(ctx context.Context, b *builder) (v1.Image, error)
+	// inputText, if set, returns inputs other than files (e.g. the Go
+	// version that compiles the image's binary); it is hashed with them.
+	inputText func(b *builder) (string, error)
+	build     func(ctx context.Context, b *builder) (v1.Image, error)
 }
 
 // catalog lists the test images.
@@ -53,6 +58,14 @@ func catalog() []recipe {
 			tags:   []string{"1.35", "latest"},
 			inputs: func(b *builder) []string { return []string{b.busybox} },
 			build:  buildBusybox,
+		},
+		{
+			// docker.io/nodelet/testserver:1.0 through the mirror.
+			name:      "nodelet/testserver",
+			tags:      []string{"1.0"},
+			inputs:    testserverInputs,
+			inputText: goVersion,
+			build:     buildTestserver,
 		},
 	}
 }
@@ -128,3 +141,100 @@ func buildBusybox(ctx context.Context, b *builder) (v1.Image, error) {
 
 // hostPlatform is the platform of the binaries the recipes package.
 func hostPlatform() (string, string) { return runtime.GOOS, runtime.GOARCH }
+
+// testserverApplets are the busybox applets of the testserver image, for exec
+// probes and exec hooks.
+var testserverApplets = []string{"sh", "cat", "touch", "sleep", "echo", "wget"}
+
+// testserverInputs: the server's Go sources (tests excluded), go.mod (the
+// versions of grpc and the rest) and busybox.
+func testserverInputs(b *builder) []string {
+	srcs, _ := filepath.Glob(filepath.Join(b.serverDir, "*.go")) // sorted; only ErrBadPattern
+	files := make([]string, 0, len(srcs)+2)
+	for _, f := range srcs {
+		if !strings.HasSuffix(f, "_test.go") {
+			files = append(files, f)
+		}
+	}
+	return append(files, filepath.Join(moduleRoot(b.serverDir), "go.mod"), b.busybox)
+}
+
+// moduleRoot is the closest directory at or above dir that holds a go.mod
+// (dir itself when there is none, so that reading dir/go.mod fails clearly).
+func moduleRoot(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return dir
+	}
+	for d := abs; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d
+		}
+		if filepath.Dir(d) == d {
+			return dir
+		}
+	}
+}
+
+// goVersion is the version of the Go toolchain that builds b.serverDir.
+func goVersion(b *builder) (string, error) {
+	cmd := exec.Command("go", "env", "GOVERSION")
+	cmd.Dir = b.serverDir
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOVERSION in %s: %w", b.serverDir, err)
+	}
+	return "go " + strings.TrimSpace(string(out)), nil
+}
+
+// buildTestserver packages hack/testserver as a static binary at /testserver
+// with busybox and a few of its applets.
+func buildTestserver(ctx context.Context, b *builder) (v1.Image, error) {
+	dir, err := os.MkdirTemp(b.workdir, "testserver-")
+	if err != nil {
+		return nil, fmt.Errorf("creating build directory: %w", err)
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	out := filepath.Join(dir, "testserver")
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags", "-s -w", "-o", out, ".")
+	cmd.Dir = b.serverDir
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS="+b.os, "GOARCH="+b.arch,
+		"GOFLAGS="+strings.TrimSpace(os.Getenv("GOFLAGS")+" -buildvcs=false"))
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("go build in %s: %w: %s", b.serverDir, err, msg)
+	}
+	server, err := os.ReadFile(out)
+	if err != nil {
+		return nil, fmt.Errorf("reading the built testserver: %w", err)
+	}
+	bb, err := os.ReadFile(b.busybox)
+	if err != nil {
+		return nil, fmt.Errorf("reading busybox: %w", err)
+	}
+	list, err := exec.CommandContext(ctx, b.busybox, "--list").Output()
+	if err != nil {
+		return nil, fmt.Errorf("listing applets of %s: %w", b.busybox, err)
+	}
+	have := strings.Fields(string(list))
+	l := newTarLayer()
+	l.dir("etc", 0o755)
+	l.dir("tmp", 0o1777)
+	l.file("testserver", 0o755, server)
+	l.file("bin/busybox", 0o755, bb)
+	for _, a := range testserverApplets {
+		if !slices.Contains(have, a) {
+			return nil, fmt.Errorf("%s has no %s applet", b.busybox, a)
+		}
+		l.symlink("bin/"+a, "/bin/busybox")
+	}
+	layer, err := l.layer()
+	if err != nil {
+		return nil, err
+	}
+	return assemble(b.os, b.arch, v1.Config{
+		Entrypoint:   []string{"/testserver"},
+		Env:          []string{defaultPath},
+		WorkingDir:   "/",
+		ExposedPorts: map[string]struct{}{"8080/tcp": {}, "9090/tcp": {}, "7070/tcp": {}},
+	}, layer)
+}

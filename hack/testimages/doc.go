@@ -7,6 +7,13 @@
 // files); an image whose tags already carry the same hash is not rebuilt or
 // pushed, so a warm run costs a few HTTP requests.
 //
+// The images: registry.k8s.io/pause:3.10 (pause/pause.c, static),
+// docker.io/library/busybox:1.35 and :latest (busybox-static with every
+// applet), and docker.io/nodelet/testserver:1.0 (hack/testserver built with
+// CGO_ENABLED=0 at /testserver, its Entrypoint, plus /bin/busybox and the
+// applets sh, cat, touch, sleep, echo and wget; its inputs are the server's
+// Go sources, go.mod, busybox and the Go version).
+//
 // To add an image, add a recipe to catalog in catalog.go: its repository
 // name, tags, the input files that should trigger a rebuild, and a build
 // function returning a v1.Image (usually assemble of one layer made with
@@ -14,5 +21,6 @@
 //
 // Usage:
 //
-//	testimages [-registry 127.0.0.1:5000] [-src hack/testimages] [-busybox /bin/busybox] [-force] [name...]
+//	testimages [-registry 127.0.0.1:5000] [-src hack/testimages] [-testserver-src SRC/../testserver]
+//	           [-busybox /bin/busybox] [-force] [name...]
 package main

@@ -36,12 +36,16 @@ func main() {
 	var o options
 	flag.StringVar(&o.registry, "registry", "127.0.0.1:5000", "registry to push to (plain HTTP)")
 	flag.StringVar(&o.builder.srcDir, "src", "hack/testimages", "source directory of this program (holds pause/pause.c)")
+	flag.StringVar(&o.builder.serverDir, "testserver-src", "", "source directory of hack/testserver (default: SRC/../testserver)")
 	flag.StringVar(&o.builder.busybox, "busybox", "/bin/busybox", "static busybox binary to package")
 	flag.StringVar(&o.builder.workdir, "workdir", "", "scratch directory (default: a new temporary directory)")
 	flag.BoolVar(&o.force, "force", false, "build and push even when the registry has the same inputs")
 	flag.DurationVar(&o.timeout, "timeout", 5*time.Minute, "overall time limit")
 	flag.Parse()
 	o.only = flag.Args()
+	if o.builder.serverDir == "" {
+		o.builder.serverDir = filepath.Join(o.builder.srcDir, "..", "testserver")
+	}
 	o.builder.os, o.builder.arch = hostPlatform()
 	if err := run(context.Background(), o); err != nil {
 		klog.ErrorS(err, "Building test images failed")
@@ -170,6 +174,13 @@ func inputsHash(b *builder, r recipe) (string, error) {
 		}
 		fmt.Fprintf(h, "file %s %d\n", filepath.Base(f), len(data))
 		h.Write(data)
+	}
+	if r.inputText != nil {
+		text, err := r.inputText(b)
+		if err != nil {
+			return "", fmt.Errorf("reading inputs: %w", err)
+		}
+		fmt.Fprintf(h, "text %d\n%s", len(text), text)
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
 }
