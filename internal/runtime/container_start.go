@@ -87,7 +87,38 @@ func (m *Manager) startContainer(ctx context.Context, pc *podContext, c *v1.Cont
 	}
 	m.deps.Recorder.Eventf(pod, v1.EventTypeNormal, "Started", "Started container %s", c.Name)
 	klog.V(2).InfoS("Started container", "pod", klog.KObj(pod), "container", c.Name, "containerID", id, "restartCount", restartCount)
-	return nil
+	return m.runPostStart(ctx, pc, c, id)
+}
+
+// runPostStart runs the container's postStart hook, if any, as upstream's startContainer: the
+// sync waits for it (only ctx bounds it); when it fails, the container is killed and the start
+// fails with PostStartHookError and the hook's message, so the container restarts per the
+// restart policy with the crash back-off. As upstream, the event does not carry the message
+// (an exec hook's output may hold secrets); the status and the logs do.
+func (m *Manager) runPostStart(ctx context.Context, pc *podContext, c *v1.Container, id string) error {
+	if c.Lifecycle == nil || c.Lifecycle.PostStart == nil {
+		return nil
+	}
+	pod := pc.pod
+	if m.deps.Hooks == nil {
+		klog.InfoS("No lifecycle hook runner: postStart hook not run", "pod", klog.KObj(pod), "container", c.Name)
+		return nil
+	}
+	podIP := ""
+	if len(pc.podIPs) > 0 {
+		podIP = pc.podIPs[0]
+	}
+	msg, err := m.deps.Hooks.Run(ctx, pod, c, id, c.Lifecycle.PostStart, podIP)
+	if err == nil {
+		return nil
+	}
+	klog.ErrorS(err, "Failed to execute PostStartHook", "pod", klog.KObj(pod), "podUID", pod.UID,
+		"container", c.Name, "containerID", id, "message", msg)
+	m.deps.Recorder.Eventf(pod, v1.EventTypeWarning, "FailedPostStartHook", "PostStartHook failed")
+	if kerr := m.killContainer(ctx, pod, id, c.Name, "FailedPostStartHook", "FailedPostStartHook", nil); kerr != nil {
+		klog.ErrorS(kerr, "Failed to kill container", "pod", klog.KObj(pod), "podUID", pod.UID, "container", c.Name, "containerID", id)
+	}
+	return &ContainerError{Container: c.Name, Reason: ReasonPostStartHookError, Message: msg, Err: err}
 }
 
 // checkCrashBackOff is upstream's doBackOff: a container that exited less than its back-off ago

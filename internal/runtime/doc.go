@@ -9,5 +9,5 @@
 // annotations, so a restarted nodelet adopts what runs without restarting it.
 //
 // Reading order: manager.go, listing.go, podstatus.go, sync.go, sandbox_run.go,
-// container_start.go, images.go, kill.go.
+// container_start.go (postStart), images.go, kill.go (preStop, grace periods), cgroups.go.
 package runtime

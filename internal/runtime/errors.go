@@ -19,6 +19,9 @@ const (
 	ReasonCreateContainerError       = "CreateContainerError"
 	ReasonRunContainerError          = "RunContainerError"
 	ReasonPreStartHookError          = "PreStartHookError"
+	// ReasonPostStartHookError is upstream's ErrPostStartHook: the postStart hook failed and
+	// the container was killed; it restarts per the restart policy, with the crash back-off.
+	ReasonPostStartHookError = "PostStartHookError"
 )
 
 // ContainerError is a failure to start a container, with the waiting reason status shows.

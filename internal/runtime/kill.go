@@ -2,11 +2,14 @@ package runtime
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
@@ -22,6 +25,12 @@ const minGracePeriod = 2
 // a probe's terminationGracePeriodSeconds when a liveness or startup failure kills it, else the
 // pod's deletionGracePeriodSeconds or terminationGracePeriodSeconds; at least 2 s, as upstream.
 func GracePeriod(pod *v1.Pod, c *v1.Container, reason string, override *int64) int64 {
+	return max(requestedGracePeriod(pod, c, reason, override), minGracePeriod)
+}
+
+// requestedGracePeriod is GracePeriod before the 2 s minimum: upstream runs a preStop hook only
+// when it is positive, and bounds the hook by it.
+func requestedGracePeriod(pod *v1.Pod, c *v1.Container, reason string, override *int64) int64 {
 	var g int64 = 30
 	switch {
 	case pod.DeletionGracePeriodSeconds != nil:
@@ -40,28 +49,51 @@ func GracePeriod(pod *v1.Pod, c *v1.Container, reason string, override *int64) i
 	if override != nil {
 		g = *override
 	}
-	if g < minGracePeriod {
-		g = minGracePeriod
-	}
 	return g
 }
 
-// killContainer stops one container with its grace period and records the Killing event.
+// killContainer stops one container with its grace period and records the Killing event. A
+// preStop hook (from the pod spec, else from the container's annotation, as for an orphan) runs
+// first, bounded by the grace period, and the whole seconds it took come out of the grace
+// period StopContainer gets, which stays at least 2 s (upstream's killContainer). pod is nil
+// for an orphan: it gets the minimum grace period unless override is longer, and no events.
+// The container is running (SyncPod kills running containers only).
 func (m *Manager) killContainer(ctx context.Context, pod *v1.Pod, id, name, reason, message string, override *int64) error {
+	requested, took := m.beginKill(ctx, pod, id, name, reason, message, override, true)
+	return m.stopContainer(ctx, pod, id, name, requested-took)
+}
+
+// beginKill is the first half of killContainer: the Killing event and, if the container is
+// running, its preStop hook (upstream kills running containers only; nodelet also stops created
+// and unknown ones, where a hook cannot run). It returns the grace period asked for (before the
+// 2 s minimum) and the seconds the hook took.
+func (m *Manager) beginKill(ctx context.Context, pod *v1.Pod, id, name, reason, message string, override *int64, running bool) (requested, took int64) {
 	var spec *v1.Container
 	if pod != nil {
 		spec = findContainer(pod, name)
 	}
-	grace := int64(minGracePeriod)
+	requested = minGracePeriod
 	if pod != nil {
-		grace = GracePeriod(pod, spec, reason, override)
+		requested = requestedGracePeriod(pod, spec, reason, override)
 		if message == "" {
 			message = "Stopping container " + name
 		}
 		m.deps.Recorder.Eventf(pod, v1.EventTypeNormal, "Killing", "%s", message)
-	} else if override != nil && *override > grace {
-		grace = *override
+	} else if override != nil && *override > requested {
+		requested = *override
 	}
+	if !running || requested <= 0 || m.deps.Hooks == nil { // upstream skips the hook without a grace period
+		return requested, 0
+	}
+	if hookPod, hookCtr, h := m.preStopHook(ctx, pod, spec, id, name); h != nil {
+		took = m.runPreStop(ctx, hookPod, hookCtr, id, h, requested, pod != nil)
+	}
+	return requested, took
+}
+
+// stopContainer is the second half of killContainer: StopContainer with grace, at least 2 s.
+func (m *Manager) stopContainer(ctx context.Context, pod *v1.Pod, id, name string, grace int64) error {
+	grace = max(grace, minGracePeriod)
 	klog.V(2).InfoS("Killing container", "pod", klog.KObj(pod), "container", name, "containerID", id, "gracePeriod", grace)
 	if err := m.deps.Containers.StopContainer(ctx, id, grace); err != nil && !isNotFound(err) {
 		return fmt.Errorf("stop container %s (%s): %w", name, id, err)
@@ -69,10 +101,102 @@ func (m *Manager) killContainer(ctx context.Context, pod *v1.Pod, id, name, reas
 	return nil
 }
 
-// KillPod stops a pod's running containers, then its sandboxes: regular containers in
-// parallel, then sidecars one by one in reverse order, as upstream. pod may be nil for a pod no
-// source knows (an orphan found in the runtime): it then gets the minimum grace period unless
-// override says otherwise.
+// preStopHook returns the container's preStop handler and the pod and container to run it
+// with: the spec's when the pod spec has the container, else (an orphan, or a container the
+// spec no longer has) the handler the container was created with, from its annotation, with
+// the container's ports and, for an orphan, a pod restored from its labels, as upstream's
+// restoreSpecsFromContainerLabels. nil when there is none.
+func (m *Manager) preStopHook(ctx context.Context, pod *v1.Pod, spec *v1.Container, id, name string) (*v1.Pod, *v1.Container, *v1.LifecycleHandler) {
+	if spec != nil {
+		if spec.Lifecycle == nil || spec.Lifecycle.PreStop == nil {
+			return nil, nil, nil
+		}
+		return pod, spec, spec.Lifecycle.PreStop
+	}
+	resp, err := m.deps.Reader.ContainerStatus(ctx, id, false)
+	if err != nil {
+		if !isNotFound(err) {
+			klog.ErrorS(err, "Cannot read the container's preStop hook; stopping it without", "pod", klog.KObj(pod), "container", name, "containerID", id)
+		}
+		return nil, nil, nil
+	}
+	st := resp.GetStatus()
+	raw, ok := st.GetAnnotations()[container.ContainerPreStopHandlerAnnotation]
+	if !ok {
+		return nil, nil, nil
+	}
+	h := &v1.LifecycleHandler{}
+	if err := json.Unmarshal([]byte(raw), h); err != nil {
+		klog.ErrorS(err, "Invalid preStop hook annotation; stopping the container without", "pod", klog.KObj(pod), "container", name, "containerID", id)
+		return nil, nil, nil
+	}
+	c := &v1.Container{Name: name, Lifecycle: &v1.Lifecycle{PreStop: h}}
+	if ports, ok := st.GetAnnotations()[container.ContainerPortsAnnotation]; ok {
+		_ = json.Unmarshal([]byte(ports), &c.Ports) // only named httpGet ports need them
+	}
+	if pod == nil {
+		l := st.GetLabels()
+		pod = &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: l[container.PodNameLabel], Namespace: l[container.PodNamespaceLabel],
+			UID: types.UID(l[container.PodUIDLabel])}}
+	}
+	return pod, c, h
+}
+
+// runPreStop is upstream's executePreStopHook: it runs the hook for at most grace seconds (on
+// the clock; the context's deadline also bounds the runtime's exec) and returns the whole
+// seconds it waited. A failure is logged and, when record, is a FailedPreStopHook event without
+// the message (it may hold secrets, as upstream); termination goes on either way. A hook still
+// running when the grace period ends is cancelled.
+func (m *Manager) runPreStop(ctx context.Context, pod *v1.Pod, c *v1.Container, id string, h *v1.LifecycleHandler, grace int64, record bool) int64 {
+	klog.V(3).InfoS("Running preStop hook", "pod", klog.KObj(pod), "podUID", pod.UID, "container", c.Name, "containerID", id)
+	start := m.deps.Clock.Now()
+	bound := time.Duration(grace) * time.Second
+	hookCtx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		msg, err := m.deps.Hooks.Run(hookCtx, pod, c, id, h, m.hookPodIP(hookCtx, pod, h))
+		if err == nil {
+			return
+		}
+		klog.ErrorS(err, "PreStop hook failed", "pod", klog.KObj(pod), "podUID", pod.UID, "container", c.Name,
+			"containerID", id, "message", msg)
+		if record {
+			m.deps.Recorder.Eventf(pod, v1.EventTypeWarning, "FailedPreStopHook", "PreStopHook failed")
+		}
+	}()
+	timer := m.deps.Clock.NewTimer(bound)
+	defer timer.Stop()
+	select {
+	case <-done:
+		klog.V(3).InfoS("PreStop hook completed", "pod", klog.KObj(pod), "podUID", pod.UID, "container", c.Name, "containerID", id)
+	case <-timer.C():
+		klog.V(2).InfoS("PreStop hook not completed in grace period", "pod", klog.KObj(pod), "podUID", pod.UID,
+			"container", c.Name, "containerID", id, "gracePeriod", grace)
+	}
+	return int64(m.deps.Clock.Since(start).Seconds())
+}
+
+// hookPodIP is the host of an httpGet hook that names none: the pod's IP as the runtime reports
+// it now (upstream reads the pod status too); "" when it has none (a host-network pod, as
+// upstream), which fails the hook.
+func (m *Manager) hookPodIP(ctx context.Context, pod *v1.Pod, h *v1.LifecycleHandler) string {
+	if h.HTTPGet == nil || h.HTTPGet.Host != "" {
+		return ""
+	}
+	ps, err := m.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace)
+	if err != nil || len(ps.IPs) == 0 {
+		return ""
+	}
+	return ps.IPs[0]
+}
+
+// KillPod stops a pod's running containers, then its sandboxes: every container's preStop hook
+// at once, regular containers in parallel, then sidecars one by one in reverse order, as
+// upstream. pod may be nil for a pod no source knows (an orphan found in the runtime): it then
+// gets the minimum grace period unless override says otherwise, and its containers' preStop
+// hooks come from their annotations.
 func (m *Manager) KillPod(ctx context.Context, pod *v1.Pod, ps *container.PodStatus, override *int64) error {
 	var mains, sidecars []*container.Status
 	for _, cs := range ps.ContainerStatuses {
@@ -91,11 +215,27 @@ func (m *Manager) KillPod(ctx context.Context, pod *v1.Pod, ps *container.PodSta
 		wg    sync.WaitGroup
 		start = m.deps.Clock.Now()
 	)
+	// Every container's termination begins now, the sidecars' too: a sidecar gets its Killing
+	// event and runs its preStop hook at once, and only its stop waits for its turn (upstream
+	// runs executePreStopHook before waitForTurn).
+	if pod != nil {
+		orderSidecarsForStop(pod, sidecars)
+	}
+	requested := make([]int64, len(sidecars))
+	begun := make([]chan struct{}, len(sidecars))
+	for i, cs := range sidecars {
+		begun[i] = make(chan struct{})
+		go func() {
+			defer close(begun[i])
+			requested[i], _ = m.beginKill(ctx, pod, cs.ID, cs.Name, "", "", override, cs.State == container.StateRunning)
+		}()
+	}
 	for _, cs := range mains {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := m.killContainer(ctx, pod, cs.ID, cs.Name, "", "", override); err != nil {
+			grace, took := m.beginKill(ctx, pod, cs.ID, cs.Name, "", "", override, cs.State == container.StateRunning)
+			if err := m.stopContainer(ctx, pod, cs.ID, cs.Name, grace-took); err != nil {
 				mu.Lock()
 				errs = append(errs, err)
 				mu.Unlock()
@@ -103,15 +243,12 @@ func (m *Manager) KillPod(ctx context.Context, pod *v1.Pod, ps *container.PodSta
 		}()
 	}
 	wg.Wait()
-	if pod != nil {
-		orderSidecarsForStop(pod, sidecars)
-	}
-	for _, cs := range sidecars {
-		// One grace period for the whole pod: a sidecar gets what the containers before it left,
-		// at least the 2 s minimum, as upstream.
-		left := GracePeriod(pod, findContainer(pod, cs.Name), "", override) - int64(m.deps.Clock.Since(start).Seconds())
-		left = max(left, minGracePeriod)
-		if err := m.killContainer(ctx, pod, cs.ID, cs.Name, "", "", &left); err != nil {
+	for i, cs := range sidecars {
+		<-begun[i]
+		// One grace period for the whole pod: a sidecar gets what its hook and the containers
+		// before it left, at least the 2 s minimum, as upstream.
+		left := requested[i] - int64(m.deps.Clock.Since(start).Seconds())
+		if err := m.stopContainer(ctx, pod, cs.ID, cs.Name, left); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -52,6 +52,13 @@ type Volumes interface {
 	TearDown(podUID types.UID) error
 }
 
+// HookRunner runs a container's lifecycle handler (internal/lifecycle.Runner): msg is the
+// failure's message for the status, err its cause. ctx bounds the hook; podIP is the host of an
+// httpGet handler that names none.
+type HookRunner interface {
+	Run(ctx context.Context, pod *v1.Pod, c *v1.Container, containerID string, h *v1.LifecycleHandler, podIP string) (msg string, err error)
+}
+
 // Recorder records events about a pod (upstream's event reasons).
 type Recorder interface {
 	Eventf(pod *v1.Pod, eventType, reason, messageFmt string, args ...any)
@@ -84,6 +91,9 @@ type Deps struct {
 	Volumes    Volumes
 	Recorder   Recorder
 	Clock      clock.Clock
+	// Hooks runs postStart and preStop hooks. Optional: without it no hook runs (a container
+	// with hooks is started and stopped as if it had none), for tests of everything else.
+	Hooks HookRunner
 }
 
 // Manager drives the CRI runtime.
