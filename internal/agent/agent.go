@@ -13,11 +13,13 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/nodelet/nodelet/internal/cri"
+	"github.com/nodelet/nodelet/internal/lifecycle"
 	"github.com/nodelet/nodelet/internal/pleg"
 	"github.com/nodelet/nodelet/internal/podconfig"
 	"github.com/nodelet/nodelet/internal/podmanager"
 	"github.com/nodelet/nodelet/internal/podsync"
 	"github.com/nodelet/nodelet/internal/podworkers"
+	"github.com/nodelet/nodelet/internal/prober"
 	"github.com/nodelet/nodelet/internal/runtime"
 	"github.com/nodelet/nodelet/internal/runtime/criconfig"
 	"github.com/nodelet/nodelet/internal/server"
@@ -125,10 +127,11 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	mux := podconfig.NewMux(deps.Clock, deps.Reporter, 50)
 	rs := newRuntimeState()
 	plegHealth := &lateCheck{name: "pleg", err: errors.New("pleg has not started: nodelet is waiting for the container runtime")}
+	recorder := newRecorder(deps.Clock, cfg.NodeName)
 	if cfg.ReadOnlyAddress != "" {
 		srv, err := server.New(server.Config{Address: cfg.ReadOnlyAddress, Clock: deps.Clock}, server.Deps{
 			Pods: statuses, Checks: []server.HealthCheck{rs, plegHealth},
-			Logs: logLocator{podLogsDir: cfg.PodLogsDir, pods: desired},
+			Logs: logLocator{podLogsDir: cfg.PodLogsDir, pods: desired}, Events: recorder,
 		})
 		if err != nil {
 			return err
@@ -155,7 +158,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		MemoryCapacity: facts.memoryCapacity, Allocatable: facts.allocatable, SerializeImagePulls: cfg.SerializeImagePulls,
 		CgroupFSRoot: "/sys/fs/cgroup",
 	}, runtime.Deps{Sandboxes: client, Containers: client, Reader: client, Images: client, Volumes: vols,
-		Recorder: logRecorder{}, Clock: deps.Clock})
+		Recorder: recorder, Clock: deps.Clock, Hooks: lifecycle.New(deps.Clock, client)})
 	if err != nil {
 		return err
 	}
@@ -166,7 +169,9 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	}
 	plegHealth.set(func() error { _, err := relister.Healthy(); return err })
 	queue := syncloop.NewWorkQueue(deps.Clock)
-	syncer := podsync.New(podsync.Config{HostIPs: facts.hostIPs}, rt, statuses, deps.Clock)
+	probes := prober.NewManager(prober.Config{Clock: deps.Clock}, prober.Deps{Statuses: statuses, Exec: client, Recorder: recorder})
+	defer probes.Stop()
+	syncer := podsync.New(podsync.Config{HostIPs: facts.hostIPs}, rt, statuses, probes, deps.Clock)
 	workers := podworkers.New(podworkers.Config{Clock: deps.Clock, ResyncInterval: cfg.SyncFrequency, JitterFactor: 0.5},
 		podworkers.Deps{Syncer: syncer, Cache: cache, Requeuer: queue})
 	defer workers.Stop()
@@ -177,7 +182,8 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		Clock: deps.Clock, SyncPeriod: time.Second, HousekeepingPeriod: 2 * time.Second,
 		Updates: mux.Updates(), PLEG: relister.Watch(), Queue: queue, Runtime: rs,
 		SourcesReady: func() bool { return mux.SeenAllSources(sources...) },
-		Handler:      syncloop.NewDispatcher(desired, workers, rt, vols, statuses),
+		ProbeResults: probes.Updates(),
+		Handler:      syncloop.NewDispatcher(desired, workers, rt, vols, statuses, probes),
 	})
 	return nil
 }

@@ -1,21 +1,16 @@
 package agent
 
 import (
-	"fmt"
+	"k8s.io/utils/clock"
 
-	v1 "k8s.io/api/core/v1"
-	"k8s.io/klog/v2"
+	"github.com/nodelet/nodelet/internal/events"
 )
 
-// logRecorder writes pod events to the log. The event store and `nodelet events` replace it
-// (issue: probes, hooks and events).
-type logRecorder struct{}
+// eventCapacity is the number of events the node keeps for GET /events and `nodelet events`.
+const eventCapacity = 1000
 
-func (logRecorder) Eventf(pod *v1.Pod, eventType, reason, messageFmt string, args ...any) {
-	msg := fmt.Sprintf(messageFmt, args...)
-	if eventType == v1.EventTypeWarning {
-		klog.InfoS("Warning event", "pod", klog.KObj(pod), "reason", reason, "message", msg)
-		return
-	}
-	klog.V(2).InfoS("Event", "pod", klog.KObj(pod), "reason", reason, "message", msg)
+// newRecorder returns the event store: the recorder of the runtime (and the prober), which also
+// logs each event, and the read-only API's event source.
+func newRecorder(clk clock.PassiveClock, nodeName string) *events.Store {
+	return events.New(clk, nodeName, eventCapacity)
 }

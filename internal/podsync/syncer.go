@@ -13,6 +13,7 @@ import (
 
 	"github.com/nodelet/nodelet/internal/container"
 	"github.com/nodelet/nodelet/internal/podworkers"
+	"github.com/nodelet/nodelet/internal/prober"
 	"github.com/nodelet/nodelet/internal/runtime"
 	"github.com/nodelet/nodelet/internal/status"
 )
@@ -30,6 +31,11 @@ type Statuses interface {
 	SetPodStatus(pod *v1.Pod, st v1.PodStatus)
 }
 
+// Probes gives the prober's results for the pod's current containers (name → container ID).
+type Probes interface {
+	Results(pod *v1.Pod, currentIDs map[string]string) prober.Results
+}
+
 // Config is the node facts status generation needs.
 type Config struct {
 	HostIPs     []string
@@ -41,6 +47,7 @@ type Syncer struct {
 	cfg      Config
 	runtime  Runtime
 	statuses Statuses
+	probes   Probes
 	clock    clock.PassiveClock
 
 	mu      sync.Mutex
@@ -50,8 +57,21 @@ type Syncer struct {
 var _ podworkers.Syncer = (*Syncer)(nil)
 
 // New returns a Syncer.
-func New(cfg Config, rt Runtime, statuses Statuses, clk clock.PassiveClock) *Syncer {
-	return &Syncer{cfg: cfg, runtime: rt, statuses: statuses, clock: clk, waiting: map[types.UID]map[string]status.WaitingReason{}}
+func New(cfg Config, rt Runtime, statuses Statuses, probes Probes, clk clock.PassiveClock) *Syncer {
+	return &Syncer{cfg: cfg, runtime: rt, statuses: statuses, probes: probes, clock: clk, waiting: map[types.UID]map[string]status.WaitingReason{}}
+}
+
+// probeResults are the prober's results for the containers the runtime runs now.
+func (s *Syncer) probeResults(pod *v1.Pod, ps *container.PodStatus) prober.Results {
+	current := map[string]string{}
+	if ps != nil {
+		for _, c := range ps.ContainerStatuses { // newest first
+			if _, seen := current[c.Name]; !seen {
+				current[c.Name] = c.ID
+			}
+		}
+	}
+	return s.probes.Results(pod, current)
 }
 
 func (s *Syncer) generate(pod *v1.Pod, ps *container.PodStatus, terminal bool) v1.PodStatus {
@@ -59,7 +79,9 @@ func (s *Syncer) generate(pod *v1.Pod, ps *container.PodStatus, terminal bool) v
 	s.mu.Lock()
 	waiting := s.waiting[pod.UID]
 	s.mu.Unlock()
+	probes := s.probeResults(pod, ps)
 	st := status.Generate(status.Input{Pod: pod, Runtime: ps, Old: old, Waiting: waiting, HostIPs: s.cfg.HostIPs,
+		Ready: probes.Ready, Started: probes.Started,
 		PodIsTerminal: terminal, RuntimeName: s.cfg.RuntimeName, Now: s.clock.Now()})
 	s.statuses.SetPodStatus(pod, st)
 	return st
@@ -74,7 +96,9 @@ func (s *Syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod *v1.P
 		klog.V(2).InfoS("Pod has finished", "pod", klog.KObj(pod), "phase", st.Phase)
 		return true, nil
 	}
-	res := s.runtime.SyncPod(ctx, pod, ps, runtime.ProbeView{})
+	probes := s.probeResults(pod, ps)
+	res := s.runtime.SyncPod(ctx, pod, ps, runtime.ProbeView{LivenessFailed: probes.LivenessFailed,
+		StartupSucceeded: probes.StartupSucceeded, StartupFailed: probes.StartupFailed})
 	s.mu.Lock()
 	s.waiting[pod.UID] = res.Waiting
 	s.mu.Unlock()

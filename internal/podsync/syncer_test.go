@@ -13,23 +13,26 @@ import (
 
 	"github.com/nodelet/nodelet/internal/container"
 	"github.com/nodelet/nodelet/internal/podmanager"
+	"github.com/nodelet/nodelet/internal/prober"
 	"github.com/nodelet/nodelet/internal/runtime"
 	"github.com/nodelet/nodelet/internal/status"
 	"github.com/nodelet/nodelet/internal/statusmanager"
 )
 
 type fakeRuntime struct {
-	result  runtime.SyncResult
-	synced  int
-	killed  []int64
-	after   *container.PodStatus
-	killErr error
+	result     runtime.SyncResult
+	lastProbes runtime.ProbeView
+	synced     int
+	killed     []int64
+	after      *container.PodStatus
+	killErr    error
 }
 
 var _ Runtime = (*fakeRuntime)(nil)
 
-func (f *fakeRuntime) SyncPod(context.Context, *v1.Pod, *container.PodStatus, runtime.ProbeView) runtime.SyncResult {
+func (f *fakeRuntime) SyncPod(_ context.Context, _ *v1.Pod, _ *container.PodStatus, probes runtime.ProbeView) runtime.SyncResult {
 	f.synced++
+	f.lastProbes = probes
 	return f.result
 }
 func (f *fakeRuntime) KillPod(_ context.Context, _ *v1.Pod, _ *container.PodStatus, g *int64) error {
@@ -38,6 +41,16 @@ func (f *fakeRuntime) KillPod(_ context.Context, _ *v1.Pod, _ *container.PodStat
 }
 func (f *fakeRuntime) GetPodStatus(context.Context, types.UID, string, string) (*container.PodStatus, error) {
 	return f.after, nil
+}
+
+// fakeProbes reports every container with a readiness probe as not ready, nothing else.
+type fakeProbes struct{ asked map[string]string }
+
+var _ Probes = (*fakeProbes)(nil)
+
+func (f *fakeProbes) Results(_ *v1.Pod, ids map[string]string) prober.Results {
+	f.asked = ids
+	return prober.Results{Ready: map[string]bool{}, LivenessFailed: map[string]bool{"c": true}}
 }
 
 func pod() *v1.Pod {
@@ -56,7 +69,8 @@ func TestSyncPod(t *testing.T) {
 	pm.AddOrUpdate(p)
 	sm := statusmanager.New(pm)
 	rt := &fakeRuntime{result: runtime.SyncResult{Waiting: map[string]status.WaitingReason{"c": {Reason: "ErrImagePull", Message: "no such image"}}, Err: errors.New("pull failed")}}
-	s := New(Config{HostIPs: []string{"192.0.2.1"}}, rt, sm, clocktesting.NewFakeClock(time.Unix(100, 0)))
+	probes := &fakeProbes{}
+	s := New(Config{HostIPs: []string{"192.0.2.1"}}, rt, sm, probes, clocktesting.NewFakeClock(time.Unix(100, 0)))
 
 	terminal, err := s.SyncPod(context.Background(), 0, p, &container.PodStatus{ID: "u"})
 	if terminal || err == nil || rt.synced != 1 {
@@ -73,8 +87,14 @@ func TestSyncPod(t *testing.T) {
 		t.Errorf("status manager's pods: %+v", got)
 	}
 
+	if !rt.lastProbes.LivenessFailed["c"] {
+		t.Error("the prober's liveness result did not reach the runtime")
+	}
 	rt.result = runtime.SyncResult{}
 	terminal, err = s.SyncPod(context.Background(), 0, p, running(container.StateExited, 3))
+	if probes.asked["c"] != "1" {
+		t.Errorf("asked the prober about %v, want the current container 1", probes.asked)
+	}
 	if !terminal || err != nil || rt.synced != 1 {
 		t.Fatalf("a finished pod: terminal %v err %v, and the runtime must not be synced (synced %d)", terminal, err, rt.synced)
 	}
@@ -90,7 +110,7 @@ func TestSyncTerminatingPod(t *testing.T) {
 	p.Spec.RestartPolicy = v1.RestartPolicyAlways
 	sm := statusmanager.New(pm)
 	rt := &fakeRuntime{after: running(container.StateRunning, 0)}
-	s := New(Config{}, rt, sm, clocktesting.NewFakeClock(time.Unix(100, 0)))
+	s := New(Config{}, rt, sm, &fakeProbes{}, clocktesting.NewFakeClock(time.Unix(100, 0)))
 	if err := s.SyncTerminatingPod(context.Background(), p, running(container.StateRunning, 0), 7); err == nil {
 		t.Fatal("a container still running after the kill must be an error, so the worker retries")
 	}

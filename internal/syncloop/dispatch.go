@@ -44,6 +44,12 @@ type OrphanDirs interface {
 	TearDown(uid types.UID) error
 }
 
+// Probes are the probe workers: a pod's probes run while the pod is wanted.
+type Probes interface {
+	AddPod(pod *v1.Pod)
+	RemovePod(pod *v1.Pod)
+}
+
 // StatusForgetter drops the status of a pod that is gone.
 type StatusForgetter interface {
 	Forget(uid types.UID)
@@ -57,6 +63,7 @@ type Dispatcher struct {
 	cleaner  Cleaner
 	dirs     OrphanDirs
 	statuses StatusForgetter
+	probes   Probes
 
 	mu sync.Mutex
 	// terminating maps a full name to the UID of a pod of that name that is stopping; a new pod
@@ -67,8 +74,8 @@ type Dispatcher struct {
 }
 
 // NewDispatcher returns a Dispatcher.
-func NewDispatcher(desired Desired, workers Workers, cleaner Cleaner, dirs OrphanDirs, statuses StatusForgetter) *Dispatcher {
-	return &Dispatcher{desired: desired, workers: workers, cleaner: cleaner, dirs: dirs, statuses: statuses,
+func NewDispatcher(desired Desired, workers Workers, cleaner Cleaner, dirs OrphanDirs, statuses StatusForgetter, probes Probes) *Dispatcher {
+	return &Dispatcher{desired: desired, workers: workers, cleaner: cleaner, dirs: dirs, statuses: statuses, probes: probes,
 		terminating: map[string]types.UID{}, waiting: map[types.UID]*v1.Pod{}}
 }
 
@@ -83,15 +90,18 @@ func (d *Dispatcher) HandlePodUpdate(u podconfig.PodUpdate) {
 		case podconfig.ADD:
 			klog.InfoS("Pod added", "pod", klog.KObj(pod), "podUID", pod.UID, "source", u.Source)
 			d.desired.AddOrUpdate(pod)
+			d.probes.AddPod(pod)
 			d.start(pod)
 		case podconfig.UPDATE, podconfig.DELETE:
 			// A deletionTimestamp makes the pod worker terminate the pod with its grace period.
 			d.desired.AddOrUpdate(pod)
+			d.probes.AddPod(pod)
 			if !d.isWaiting(pod.UID) {
 				d.workers.UpdatePod(podworkers.UpdatePodOptions{UpdateType: podworkers.SyncPodUpdate, Pod: pod})
 			}
 		case podconfig.REMOVE:
 			d.desired.Remove(pod)
+			d.probes.RemovePod(pod)
 			d.mu.Lock()
 			delete(d.waiting, pod.UID)
 			d.terminating[podconfig.FullName(pod)] = pod.UID

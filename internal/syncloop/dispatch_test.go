@@ -72,6 +72,13 @@ func (f *fakeDirs) TearDown(uid types.UID) error  { f.tornDown = append(f.tornDo
 
 type fakeForget struct{ forgotten []types.UID }
 
+type fakeProbes struct{ calls []string }
+
+var _ Probes = (*fakeProbes)(nil)
+
+func (f *fakeProbes) AddPod(p *v1.Pod)    { f.calls = append(f.calls, "add "+string(p.UID)) }
+func (f *fakeProbes) RemovePod(p *v1.Pod) { f.calls = append(f.calls, "remove "+string(p.UID)) }
+
 func (f *fakeForget) Forget(uid types.UID) { f.forgotten = append(f.forgotten, uid) }
 
 func tpod(name, uid string) *v1.Pod {
@@ -82,7 +89,7 @@ func newTestDispatcher() (*Dispatcher, *podmanager.Manager, *fakeWorkers, *fakeC
 	pm := podmanager.New()
 	w := &fakeWorkers{terminated: map[types.UID]bool{}, known: map[types.UID]podworkers.WorkType{}}
 	c, d, f := &fakeCleaner{}, &fakeDirs{}, &fakeForget{}
-	return NewDispatcher(pm, w, c, d, f), pm, w, c, d, f
+	return NewDispatcher(pm, w, c, d, f, &fakeProbes{}), pm, w, c, d, f
 }
 
 func TestDispatchOps(t *testing.T) {
@@ -108,6 +115,9 @@ func TestDispatchOps(t *testing.T) {
 		if n := len(pm.Pods()); n != s.desired {
 			t.Errorf("step %d: %d desired pods, want %d", i, n, s.desired)
 		}
+	}
+	if got := strings.Join(d.probes.(*fakeProbes).calls, ", "); got != "add 1, add 2, add 1, add 1, remove 1" {
+		t.Errorf("probe registrations: %q", got)
 	}
 	d.HandleSyncs([]types.UID{"1", "2", "unknown"})
 	if got := w.take(); got != "sync 2" {
