@@ -11,7 +11,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 )
 
-
 // TestLifecycleHooks: postStart and preStop run (seen through a file in a hostPath, which
 // outlives the pod); a preStop sleep delays termination and is bounded by the grace period.
 func TestLifecycleHooks(t *testing.T) {
