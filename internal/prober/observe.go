@@ -1,7 +1,6 @@
 package prober
 
 import (
-	"slices"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -69,31 +68,10 @@ func allContainersRestarting(pod *v1.Pod, st *v1.PodStatus) bool {
 			if !ok {
 				continue
 			}
-			if rule, ok := matchingRestartRule(&list[i], code); ok && rule.Action == v1.ContainerRestartRuleActionRestartAllContainers {
+			if rule, ok := status.MatchingRestartRule(&list[i], code); ok && rule.Action == v1.ContainerRestartRuleActionRestartAllContainers {
 				return true
 			}
 		}
 	}
 	return false
-}
-
-// matchingRestartRule is upstream's podutil.FindMatchingContainerRestartRule.
-func matchingRestartRule(c *v1.Container, exitCode int32) (v1.ContainerRestartRule, bool) {
-	for _, rule := range c.RestartPolicyRules {
-		if rule.ExitCodes == nil {
-			continue
-		}
-		matched := slices.Contains(rule.ExitCodes.Values, exitCode)
-		switch rule.ExitCodes.Operator {
-		case v1.ContainerRestartRuleOnExitCodesOpIn:
-			if matched {
-				return rule, true
-			}
-		case v1.ContainerRestartRuleOnExitCodesOpNotIn:
-			if !matched {
-				return rule, true
-			}
-		}
-	}
-	return v1.ContainerRestartRule{}, false
 }

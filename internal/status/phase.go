@@ -160,7 +160,7 @@ func IsRestartableInitContainer(c *v1.Container) bool {
 // restartPolicy, then the pod's.
 func ContainerShouldRestart(c *v1.Container, spec *v1.PodSpec, exitCode int32) bool {
 	if c.RestartPolicy != nil {
-		if rule, ok := matchingRestartRule(c, exitCode); ok {
+		if rule, ok := MatchingRestartRule(c, exitCode); ok {
 			switch rule.Action {
 			case v1.ContainerRestartRuleActionRestart, v1.ContainerRestartRuleActionRestartAllContainers:
 				return true
@@ -184,7 +184,9 @@ func ContainerShouldRestart(c *v1.Container, spec *v1.PodSpec, exitCode int32) b
 	return true // Always, the default
 }
 
-func matchingRestartRule(c *v1.Container, exitCode int32) (v1.ContainerRestartRule, bool) {
+// MatchingRestartRule is upstream's podutil.FindMatchingContainerRestartRule: the first of the
+// container's restartPolicyRules whose exit-code condition matches.
+func MatchingRestartRule(c *v1.Container, exitCode int32) (v1.ContainerRestartRule, bool) {
 	for _, rule := range c.RestartPolicyRules {
 		if rule.ExitCodes == nil {
 			continue
