@@ -25,17 +25,15 @@ const settleTime = 2 * time.Second
 
 // cleanup stops nodelet if it still runs, then removes whatever the run left: the node's
 // sandboxes (through CRI), mounts below its directories, its pods' empty cgroups and the
-// directories themselves. After a failed run it makes a second pass after settleTime and
-// stops the shims containerd left running for the removed sandboxes. It returns how many of
-// its pods nodelet had left a cgroup of, and how many shims it stopped.
-func (n *nodelet) cleanup(c *cri.Client, endpoint string, failed bool) (cgroups, shims int, err error) {
+// directories themselves; after a failed run it makes a second pass after settleTime. It
+// returns how many of its pods nodelet had left a cgroup of.
+func (n *nodelet) cleanup(c *cri.Client, failed bool) (cgroups int, err error) {
 	var errs []error
 	if err := n.stop(stopTimeout); err != nil {
 		errs = append(errs, err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 	defer cancel()
-	removed := map[string]bool{}
 	for pass := 1; pass <= 2; pass++ {
 		if pass == 2 {
 			if !failed {
@@ -51,7 +49,6 @@ func (n *nodelet) cleanup(c *cri.Client, endpoint string, failed bool) (cgroups,
 			if uid := s.Labels[container.PodUIDLabel]; uid != "" {
 				n.uids[uid] = true
 			}
-			removed[s.Id] = true
 			if err := removeSandbox(ctx, c, s.Id); err != nil {
 				errs = append(errs, fmt.Errorf("node %s: %w", n.name, err))
 			}
@@ -67,15 +64,12 @@ func (n *nodelet) cleanup(c *cri.Client, endpoint string, failed bool) (cgroups,
 			}
 		}
 	}
-	if failed {
-		shims = stopLeakedShims(endpoint, removed)
-	}
 	if left := mountsUnder(n.base); len(left) > 0 {
 		errs = append(errs, fmt.Errorf("mounts remain below %s, so it is kept: %v", n.base, left))
 	} else if err := os.RemoveAll(n.base); err != nil {
 		errs = append(errs, fmt.Errorf("remove %s: %w", n.base, err))
 	}
-	return cgroups, shims, errors.Join(errs...)
+	return cgroups, errors.Join(errs...)
 }
 
 // removeSandbox stops and removes a sandbox (and so its containers); one already gone is fine.

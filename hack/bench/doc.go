@@ -20,9 +20,9 @@
 //
 // The bench shares the test environment with others: nodelet removes runtime pods it does not
 // know, so two nodelets must never run at once on one runtime. Before every run the bench waits
-// until no other nodelet process uses the test environment's runtime, and it watches during
-// the run: should another nodelet appear,
-// the bench kills its own nodelet at once, removes what it created and repeats the run. Raw
-// CRI pods carry no io.kubernetes.pod.uid label, so no nodelet ever touches them. Nothing here
+// until no other nodelet process (nor e2e test binary) has used the test environment's runtime
+// for a few seconds, and it watches during the run: should another nodelet appear, the bench
+// kills its own nodelet at once, removes what it created and repeats the run. Raw CRI pods
+// carry no io.kubernetes.pod.uid label, so no nodelet ever touches them. Nothing here
 // asserts a threshold: the bench measures and reports.
 package main

@@ -75,6 +75,29 @@ func testenvUp(ctx context.Context, root string) error {
 	return nil
 }
 
+// ensureRuntime brings the test environment up again should it have gone down since the bench
+// started (an e2e run that finds it down takes it down when it ends), and checks the image.
+func (b *bench) ensureRuntime(ctx context.Context) error {
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	_, err := b.cri.Status(sctx, false)
+	cancel()
+	if err == nil {
+		return nil
+	}
+	logf("the runtime does not answer (%v); bringing the test environment up again", err)
+	if err := testenvUp(ctx, b.root); err != nil {
+		return err
+	}
+	// A new connection: the old one may be in gRPC's reconnection back-off for a while.
+	c, err := cri.Dial(ctx, b.endpoint, 10*time.Second)
+	if err != nil {
+		return fmt.Errorf("reconnect to the test environment's runtime: %w", err)
+	}
+	_ = b.cri.Close()
+	b.cri = c
+	return ensureImage(ctx, b.cri)
+}
+
 // buildNodelet builds ./cmd/nodelet into dir and returns the binary's path.
 func buildNodelet(ctx context.Context, root, dir string) (string, error) {
 	bin := filepath.Join(dir, "nodelet")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,9 +19,9 @@ type waitRecord struct {
 	others []process
 }
 
-// quietPeriod is how long no other nodelet must have run before a run starts: e2e tests start
-// one nodelet after the other, with gaps of about a second between them.
-const quietPeriod = 2 * time.Second
+// quietPeriod is how long no other nodelet (nor e2e test binary) must have run before a run
+// starts.
+const quietPeriod = 3 * time.Second
 
 // waitAlone blocks until no nodelet but the bench's own (binary ownBin; none runs between
 // runs) has used the runtime at endpoint for quietPeriod, or maxWait has passed. It returns
@@ -70,7 +69,7 @@ type guard struct {
 	endpoint string
 	ctx      context.Context
 	cancel   context.CancelCauseFunc
-	own      atomic.Pointer[os.Process]
+	kill     atomic.Pointer[func()]
 	done     chan struct{}
 
 	mu    sync.Mutex
@@ -88,8 +87,15 @@ func startGuard(parent context.Context, ownBin, endpoint string) *guard {
 	return g
 }
 
-// setOwn tells the guard which nodelet process to kill should another one appear (nil: none).
-func (g *guard) setOwn(p *os.Process) { g.own.Store(p) }
+// onInterference sets what the guard calls, before cancelling the run, should another
+// nodelet appear: kill the bench's own nodelet (nil: nothing).
+func (g *guard) onInterference(kill func()) {
+	if kill == nil {
+		g.kill.Store(nil)
+		return
+	}
+	g.kill.Store(&kill)
+}
 
 func (g *guard) watch() {
 	defer close(g.done)
@@ -105,8 +111,8 @@ func (g *guard) watch() {
 		if err != nil || len(others) == 0 {
 			continue
 		}
-		if own := g.own.Load(); own != nil {
-			_ = own.Kill() // a finished process is not signalled (os.Process uses a pidfd)
+		if kill := g.kill.Load(); kill != nil {
+			(*kill)()
 		}
 		g.mu.Lock()
 		g.found = others

@@ -83,6 +83,7 @@ func logf(format string, args ...any) {
 // bench is the state shared by the runs.
 type bench struct {
 	opts     options
+	root     string // the repository
 	tmp      string
 	bin      string
 	endpoint string
@@ -104,8 +105,8 @@ func (b *bench) notes() []string {
 			"it ran after removing them; the bench removed them", b.leftCgroups, b.nodeletPods))
 	}
 	if b.leakedShims > 0 {
-		out = append(out, fmt.Sprintf("containerd left %d shims running for sandboxes of aborted runs whose StartContainer "+
-			"was cancelled; the bench stopped them", b.leakedShims))
+		out = append(out, fmt.Sprintf("containerd left %d shims running after aborted runs (RunPodSandbox or StartContainer "+
+			"cancelled mid-way); the bench stopped them", b.leakedShims))
 	}
 	return out
 }
@@ -118,12 +119,15 @@ func run(ctx context.Context, opts options, command string) (err error) {
 	if err := testenvUp(ctx, root); err != nil {
 		return err
 	}
-	b := &bench{opts: opts, endpoint: endpoint(), hz: clockTicks()}
+	b := &bench{opts: opts, root: root, endpoint: endpoint(), hz: clockTicks()}
 	if b.tmp, err = os.MkdirTemp("", "nodelet-bench-"); err != nil {
 		return fmt.Errorf("create a temporary directory: %w", err)
 	}
 	defer func() {
-		if rerr := os.RemoveAll(b.tmp); rerr != nil {
+		// RemoveAll would descend into a mount point: a run that could not unmount keeps its files.
+		if m := mountsUnder(b.tmp); len(m) > 0 {
+			err = errors.Join(err, fmt.Errorf("mounts remain below %s, so it is kept: %v", b.tmp, m))
+		} else if rerr := os.RemoveAll(b.tmp); rerr != nil {
 			err = errors.Join(err, fmt.Errorf("remove %s: %w", b.tmp, rerr))
 		}
 	}()
@@ -133,7 +137,7 @@ func run(ctx context.Context, opts options, command string) (err error) {
 	if b.cri, err = cri.Dial(ctx, b.endpoint, 10*time.Second); err != nil {
 		return fmt.Errorf("connect to the test environment's runtime: %w", err)
 	}
-	defer b.cri.Close()
+	defer func() { _ = b.cri.Close() }() // b.cri may be replaced by ensureRuntime
 	if err := ensureImage(ctx, b.cri); err != nil {
 		return err
 	}
@@ -190,6 +194,9 @@ func (b *bench) alone(ctx context.Context, what string, fn func(context.Context,
 		}
 		if w != nil {
 			b.waits = append(b.waits, w)
+		}
+		if err := b.ensureRuntime(ctx); err != nil {
+			return fmt.Errorf("before the %s: %w", what, err)
 		}
 		g := startGuard(ctx, b.bin, b.endpoint)
 		err = fn(g.ctx, g)

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -39,6 +40,7 @@ type nodelet struct {
 	cmd     *exec.Cmd
 	exited  chan struct{} // closed once cmd.Wait has returned
 	waitErr error
+	killed  atomic.Bool     // kill was called: SIGKILL is the expected end
 	uids    map[string]bool // UIDs of the pods /pods showed, for the cgroup clean-up
 }
 
@@ -163,9 +165,20 @@ func (n *nodelet) poll(ctx context.Context, period time.Duration, what string, c
 	}
 }
 
-// stop sends SIGTERM and waits up to timeout for nodelet to exit, then kills it.
+// kill sends SIGKILL: the guard's way to stop nodelet at once when another one starts.
+func (n *nodelet) kill() {
+	n.killed.Store(true)
+	_ = n.cmd.Process.Kill() // a finished process is not signalled (os.Process uses a pidfd)
+}
+
+// stop sends SIGTERM and waits up to timeout for nodelet to exit, then kills it. It returns an
+// error when nodelet does not exit cleanly, unless kill was called.
 func (n *nodelet) stop(timeout time.Duration) error {
 	if !n.running() {
+		return nil
+	}
+	if n.killed.Load() {
+		<-n.exited
 		return nil
 	}
 	if err := n.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {

@@ -58,14 +58,17 @@ type nodeletResult struct {
 // nodeletRun starts a fresh nodelet, runs pods static pods on it, removes them and stops it.
 // Whatever happens, nodelet is stopped and what the run created is removed before it returns.
 func (b *bench) nodeletRun(ctx context.Context, g *guard, pods int) (res nodeletResult, err error) {
+	runStart := time.Now()
 	n, err := startNodelet(b.tmp, b.bin, b.endpoint)
 	if n != nil {
 		defer func() {
-			if err != nil && n.cmd != nil {
+			if err != nil && n.cmd != nil && !errors.Is(context.Cause(ctx), errInterference) {
 				err = fmt.Errorf("%w\nlast lines of nodelet's log:\n%s", err, n.logTail(30))
 			}
-			cgroups, shims, cerr := n.cleanup(b.cri, b.endpoint, err != nil)
-			b.leakedShims += shims
+			cgroups, cerr := n.cleanup(b.cri, err != nil)
+			if err != nil {
+				b.leakedShims += b.stopOrphanShims(runStart)
+			}
 			if err == nil { // a failed run's nodelet did not get to remove its pods
 				b.leftCgroups += cgroups
 				b.nodeletPods += len(n.uids)
@@ -78,8 +81,8 @@ func (b *bench) nodeletRun(ctx context.Context, g *guard, pods int) (res nodelet
 	if err != nil {
 		return res, err
 	}
-	g.setOwn(n.cmd.Process)
-	defer g.setOwn(nil)
+	g.onInterference(n.kill)
+	defer g.onInterference(nil)
 	pid := n.pid()
 
 	startCtx, cancel := context.WithTimeout(ctx, time.Minute)

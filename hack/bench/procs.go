@@ -146,10 +146,13 @@ func sameSocket(a, b string) bool {
 
 // isNodeletCmdline reports whether a NUL-separated /proc/<pid>/cmdline is a nodelet binary's
 // (argv[0] named nodelet, whatever its directory), as `pgrep -f 'nodelet --'` would find it,
-// but without matching a shell or `go build -o .../nodelet` that merely mentions the name.
+// but without matching a shell or `go build -o .../nodelet` that merely mentions the name. The
+// e2e test binary (e2e.test) counts too: it starts nodelets one after the other, with gaps of
+// several seconds (building, make run) in which no nodelet runs.
 func isNodeletCmdline(cmdline []byte) bool {
 	argv0, _, _ := bytes.Cut(cmdline, []byte{0})
-	return filepath.Base(string(argv0)) == "nodelet"
+	base := filepath.Base(string(argv0))
+	return base == "nodelet" || base == "e2e.test"
 }
 
 // otherNodelets lists the nodelet processes that may use the runtime at endpoint but those

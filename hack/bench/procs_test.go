@@ -33,6 +33,8 @@ func TestIsNodeletCmdline(t *testing.T) {
 		"bin/nodelet\x00--pod-manifest-path\x00examples/\x00":      true,
 		"go\x00build\x00-o\x00/tmp/x/nodelet\x00./cmd/nodelet\x00": false,
 		"/usr/bin/bash\x00-c\x00nodelet --help\x00":                false,
+		"/tmp/go-build1/b001/e2e.test\x00-test.v=true\x00":         true,
+		"/tmp/go-build1/b001/server.test\x00-test.v=true\x00":      false,
 		"": false,
 	} {
 		if got := isNodeletCmdline([]byte(cmd)); got != want {

@@ -34,14 +34,14 @@ type rawPod struct {
 // removes them one after the other: the runtime's own cost, without nodelet. Whatever happens,
 // what it created is removed before it returns.
 func (b *bench) rawRun(ctx context.Context, pods int) (res rawResult, err error) {
-	runID := randomHex(6)
+	runID, runStart := randomHex(6), time.Now()
 	logRoot, err := os.MkdirTemp(b.tmp, "raw-")
 	if err != nil {
 		return res, fmt.Errorf("create the raw run's log directory: %w", err)
 	}
 	var created []*rawPod
 	defer func() {
-		if cerr := b.cleanRaw(runID, created, logRoot, err != nil); cerr != nil {
+		if cerr := b.cleanRaw(runID, created, logRoot, runStart, err != nil); cerr != nil {
 			err = errors.Join(err, fmt.Errorf("clean up raw run %s: %w", runID, cerr))
 		}
 	}()
@@ -85,12 +85,12 @@ func (b *bench) rawRun(ctx context.Context, pods int) (res rawResult, err error)
 
 // cleanRaw removes the run's sandboxes (those created and any the runtime has with the run's
 // label, should a call have failed after creating one), the pods' empty cgroups and the logs;
-// after a failed run, also the shims containerd left running for them.
-func (b *bench) cleanRaw(runID string, created []*rawPod, logRoot string, failed bool) error {
+// after a failed run, also the shims containerd left running (stopOrphanShims).
+func (b *bench) cleanRaw(runID string, created []*rawPod, logRoot string, since time.Time, failed bool) error {
 	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 	defer cancel()
 	var errs []error
-	ids, removed := map[string]bool{}, map[string]bool{}
+	ids := map[string]bool{}
 	for _, p := range created {
 		if p.sandbox != "" {
 			ids[p.sandbox] = true
@@ -113,7 +113,6 @@ func (b *bench) cleanRaw(runID string, created []*rawPod, logRoot string, failed
 			ids[s.Id] = true
 		}
 		for id := range ids {
-			removed[id] = true
 			if err := removeSandbox(ctx, b.cri, id); err != nil {
 				errs = append(errs, err)
 			}
@@ -124,7 +123,7 @@ func (b *bench) cleanRaw(runID string, created []*rawPod, logRoot string, failed
 		}
 	}
 	if failed {
-		b.leakedShims += stopLeakedShims(b.endpoint, removed)
+		b.leakedShims += b.stopOrphanShims(since)
 	}
 	if err := os.RemoveAll(logRoot); err != nil {
 		errs = append(errs, fmt.Errorf("remove %s: %w", logRoot, err))

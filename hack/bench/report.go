@@ -167,8 +167,8 @@ no run pulls it.
 - containerd, shim and runc CPU and memory are not in the nodelet columns (they are part of
   both wall-time measurements). The upstream kubelet is not measured here.
 - Image pulls, probes, restarts, volumes and cluster mode (an API server) are not exercised.
-- The machine is shared: before each run the bench waits until no other nodelet has used the
-  runtime for 2 s, and it repeats a run another nodelet starts during, but it does not control
-  other load (builds, tests). Three runs give a spread, not a distribution; compare numbers measured on
-  one machine.
+- The machine is shared: before each run the bench waits until no other nodelet (and no e2e
+  test binary, which starts one nodelet after the other) has used the runtime for 3 s, and it
+  repeats a run another nodelet starts during; it does not control other load (builds, tests).
+  Three runs give a spread, not a distribution: compare numbers measured on one machine.
 `, "~", "\x60")
