@@ -22,6 +22,7 @@ import (
 
 	"github.com/nodelet/nodelet/internal/container"
 	"github.com/nodelet/nodelet/internal/cri"
+	"github.com/nodelet/nodelet/internal/volumes"
 )
 
 // nodelet is one nodelet process run by the bench, with its own manifest directory, root
@@ -227,18 +228,9 @@ func nodeSandboxes(ctx context.Context, c *cri.Client, name string) ([]*runtimea
 	return out, nil
 }
 
-// mountsUnder lists the mount points below dir, deepest first.
+// mountsUnder lists the mount points at or under dir, innermost first (none when dir does not
+// exist).
 func mountsUnder(dir string) []string {
-	b, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) > 4 && strings.HasPrefix(f[4], dir+"/") {
-			out = append([]string{f[4]}, out...)
-		}
-	}
-	return out
+	m, _ := volumes.MountPointsUnder(dir)
+	return m
 }

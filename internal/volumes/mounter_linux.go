@@ -74,6 +74,10 @@ func (systemMounter) IsMountPoint(path string) (bool, error) {
 	return false, nil
 }
 
+// MountPointsUnder lists the machine's mount points at or under dir, innermost first: what
+// TearDown unmounts, and what tools and tests check is left behind after pods are gone.
+func MountPointsUnder(dir string) ([]string, error) { return systemMounter{}.MountPointsUnder(dir) }
+
 func (systemMounter) MountPointsUnder(dir string) ([]string, error) {
 	resolved, err := filepath.EvalSymlinks(dir)
 	if err != nil {

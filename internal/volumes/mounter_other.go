@@ -17,6 +17,9 @@ func (unsupportedMounter) MountTmpfs(string, int64) error    { return errors.Err
 func (unsupportedMounter) Unmount(string) error              { return errors.ErrUnsupported }
 func (unsupportedMounter) IsMountPoint(string) (bool, error) { return false, errors.ErrUnsupported }
 
+// MountPointsUnder fails with errors.ErrUnsupported off Linux.
+func MountPointsUnder(string) ([]string, error) { return nil, errors.ErrUnsupported }
+
 // MakeRShared fails with errors.ErrUnsupported off Linux.
 func MakeRShared(string) error { return errors.ErrUnsupported }
 

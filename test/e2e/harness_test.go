@@ -20,6 +20,7 @@ import (
 
 	"github.com/nodelet/nodelet/internal/container"
 	"github.com/nodelet/nodelet/internal/cri"
+	"github.com/nodelet/nodelet/internal/volumes"
 )
 
 var (
@@ -346,18 +347,9 @@ func (n *node) nodeSandboxes() []*runtimeapi.PodSandbox {
 	return out
 }
 
-// mountsUnder lists the mount points below dir, deepest first.
+// mountsUnder lists the mount points at or under dir, innermost first (none when dir does not
+// exist).
 func mountsUnder(dir string) []string {
-	b, err := os.ReadFile("/proc/self/mountinfo")
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) > 4 && strings.HasPrefix(f[4], dir+"/") {
-			out = append([]string{f[4]}, out...)
-		}
-	}
-	return out
+	m, _ := volumes.MountPointsUnder(dir)
+	return m
 }
