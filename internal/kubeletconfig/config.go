@@ -21,7 +21,7 @@ type Config struct {
 	KubeletConfiguration kubeletconfigv1beta1.KubeletConfiguration
 	// ConfigFile is --config as given; empty when no file was loaded.
 	ConfigFile string
-	// Kubeconfig is --kubeconfig (used later).
+	// Kubeconfig is --kubeconfig: set, nodelet joins the cluster as a node (API-server mode).
 	Kubeconfig string
 	// RootDir is --root-dir, default DefaultRootDir.
 	RootDir string
@@ -30,8 +30,10 @@ type Config struct {
 	// NodeName is resolved as upstream: --hostname-override if set, else the
 	// host name, trimmed and lower-cased.
 	NodeName string
-	// NodeIP is --node-ip (used later).
+	// NodeIP is --node-ip: the node's InternalIP(s), comma separated.
 	NodeIP string
+	// NodeLabels is --node-labels: labels added to the Node when it registers.
+	NodeLabels map[string]string
 	// Ignored are the JSON paths of file fields set to non-default values
 	// that nodelet does not implement yet, sorted.
 	Ignored []string

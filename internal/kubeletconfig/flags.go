@@ -4,6 +4,7 @@ import (
 	goflag "flag"
 	"fmt"
 	"io"
+	cliflag "k8s.io/component-base/cli/flag"
 	"net"
 	"reflect"
 	"slices"
@@ -28,6 +29,7 @@ type Loader struct {
 	rootDir          string
 	hostnameOverride string
 	nodeIP           string
+	nodeLabels       map[string]string
 
 	// flagConfig receives KubeletConfiguration flags. It starts as the
 	// flags-only baseline, so flag defaults read as upstream's; only flags
@@ -64,6 +66,7 @@ func (l *Loader) addFlags() {
 	fs.StringVar(&l.rootDir, "root-dir", l.rootDir, "Directory path for managing nodelet files (volume mounts, etc).")
 	fs.StringVar(&l.hostnameOverride, "hostname-override", l.hostnameOverride, "If non-empty, will use this string as identification instead of the actual hostname.")
 	fs.StringVar(&l.nodeIP, "node-ip", l.nodeIP, "IP address (or comma-separated dual-stack IP addresses) of the node.")
+	fs.Var(cliflag.NewMapStringString(&l.nodeLabels), "node-labels", "Labels to add when registering the node in the cluster. Labels must be key=value pairs separated by ','.")
 
 	for _, f := range configFlags {
 		f.register(fs, &l.flagConfig)
@@ -111,6 +114,8 @@ var configFlags = []configFlag{
 		func(kc *kcfg) any { return (*ipValue)(&kc.Address) }},
 	{"port", "port", "The port for nodelet to serve on.",
 		func(kc *kcfg) any { return &kc.Port }},
+	{"node-status-update-frequency", "nodeStatusUpdateFrequency", "Specifies how often nodelet posts node status to master. Note: be cautious when changing the constant, it must work with nodeMonitorGracePeriod in nodecontroller.",
+		func(kc *kcfg) any { return &kc.NodeStatusUpdateFrequency.Duration }},
 	{"read-only-port", "readOnlyPort", "The read-only port for nodelet to serve on with no authentication/authorization (set to 0 to disable)",
 		func(kc *kcfg) any { return &kc.ReadOnlyPort }},
 }

@@ -305,8 +305,23 @@ func TestHelpAndReuse(t *testing.T) {
 	fs.VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
 	want := []string{"address", "config", "container-runtime-endpoint", "file-check-frequency", "hostname-override",
 		"http-check-frequency", "kubeconfig", "manifest-url", "manifest-url-header", "max-pods", "node-ip",
-		"pod-manifest-path", "port", "read-only-port", "root-dir", "sync-frequency", "v", "vmodule"}
+		"node-labels", "node-status-update-frequency", "pod-manifest-path", "port", "read-only-port", "root-dir", "sync-frequency", "v", "vmodule"}
 	if !reflect.DeepEqual(names, want) {
 		t.Errorf("flags = %q\nwant    %q", names, want)
+	}
+}
+
+func TestNodeLabelsFlag(t *testing.T) {
+	cfg, err := NewFlagSet("nodelet").Load([]string{"--node-labels", "zone=a,kubernetes.io/role=edge",
+		"--node-status-update-frequency", "4s"}, func() (string, error) { return "h", nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"zone": "a", "kubernetes.io/role": "edge"}
+	if !reflect.DeepEqual(cfg.NodeLabels, want) {
+		t.Errorf("NodeLabels = %v, want %v", cfg.NodeLabels, want)
+	}
+	if got := cfg.KubeletConfiguration.NodeStatusUpdateFrequency.Duration; got != 4*time.Second {
+		t.Errorf("nodeStatusUpdateFrequency = %v, want 4s", got)
 	}
 }

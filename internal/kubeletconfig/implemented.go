@@ -36,6 +36,15 @@ var implementedFields = []string{
 	"clusterDomain",
 	"resolvConf",
 
+	// API-server mode: node registration, status, lease.
+	"nodeStatusUpdateFrequency",
+	"nodeStatusReportFrequency",
+	"nodeLeaseDurationSeconds",
+	"registerNode",
+	"registerWithTaints",
+	"kubeReserved",
+	"systemReserved",
+
 	// Kubelet HTTP servers.
 	"address",
 	"port",
@@ -52,9 +61,6 @@ var implementedFields = []string{
 // validated like implemented fields so a bad value fails now rather than
 // when the feature lands. Move an entry to implementedFields when it is used.
 var acceptedFields = []string{
-	"nodeStatusUpdateFrequency",
-	"nodeStatusReportFrequency",
-	"nodeLeaseDurationSeconds",
 	"runtimeRequestTimeout",
 }
 

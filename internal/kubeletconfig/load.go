@@ -45,6 +45,7 @@ func (l *Loader) Load(args []string, hostname HostnameFunc) (*Config, error) {
 		RootDir:          l.rootDir,
 		HostnameOverride: l.hostnameOverride,
 		NodeIP:           l.nodeIP,
+		NodeLabels:       l.nodeLabels,
 	}
 	if cfg.RootDir == "" {
 		return nil, errors.New("--root-dir: must not be empty")

@@ -66,7 +66,8 @@ func (m *Manager) startContainer(ctx context.Context, pc *podContext, c *v1.Cont
 	}
 	cfg, err := criconfig.Container(pod, c, criconfig.ContainerOptions{
 		RestartCount: restartCount, QOS: status.QOSClass(pod), MemoryCapacity: m.cfg.MemoryCapacity, Mounts: mounts,
-		Identity: criconfig.PodIdentity{NodeName: m.cfg.NodeName, PodIPs: pc.podIPs, HostIPs: m.cfg.HostIPs, Allocatable: m.cfg.Allocatable},
+		Identity: criconfig.PodIdentity{NodeName: m.cfg.NodeName, PodIPs: pc.podIPs, HostIPs: m.cfg.HostIPs,
+			Allocatable: m.cfg.Allocatable, Objects: m.deps.Objects},
 	})
 	if err != nil {
 		return m.configError(pod, c, err)

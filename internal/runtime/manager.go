@@ -44,6 +44,14 @@ type ImageService interface {
 	ImageStatus(ctx context.Context, image *runtimeapi.ImageSpec, verbose bool) (*runtimeapi.ImageStatusResponse, error)
 }
 
+// APIObjects reads the configMaps and secrets a pod references (apiobjects.Manager in cluster
+// mode): for the environment (configMapKeyRef, secretKeyRef, envFrom) and the imagePullSecrets.
+// A missing object is an apierrors NotFound error.
+type APIObjects interface {
+	GetConfigMap(namespace, name string) (*v1.ConfigMap, error)
+	GetSecret(namespace, name string) (*v1.Secret, error)
+}
+
 // Volumes prepares a pod's volumes and a container's mounts.
 type Volumes interface {
 	SetUp(pod *v1.Pod) (map[string]string, error)
@@ -94,6 +102,10 @@ type Deps struct {
 	// Hooks runs postStart and preStop hooks. Optional: without it no hook runs (a container
 	// with hooks is started and stopped as if it had none), for tests of everything else.
 	Hooks HookRunner
+	// Objects resolves the environment's references to configMaps and secrets and the pod's
+	// imagePullSecrets. Optional: without it (standalone mode) such references fail the
+	// container with CreateContainerConfigError and images are pulled anonymously.
+	Objects APIObjects
 }
 
 // Manager drives the CRI runtime.

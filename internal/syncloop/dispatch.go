@@ -55,6 +55,20 @@ type StatusForgetter interface {
 	Forget(uid types.UID)
 }
 
+// Admission decides whether a new pod may start on this node (upstream's canAdmitPod) and
+// records a rejection (upstream's rejectPod: a Failed status and an event).
+type Admission interface {
+	// Admit checks pod against the node and the active pods already admitted.
+	Admit(pod *v1.Pod, active []*v1.Pod) (ok bool, reason, message string)
+	Reject(pod *v1.Pod, reason, message string)
+}
+
+// Housekeeper is extra work housekeeping runs with the desired pods, e.g. deleting mirror pods
+// whose static pod is gone.
+type Housekeeper interface {
+	Housekeep(ctx context.Context, desired []*v1.Pod)
+}
+
 // Dispatcher turns what the loop receives into pod worker requests (upstream's
 // HandlePodAdditions, HandlePodUpdates, HandlePodRemoves, HandlePodSyncs, HandlePodCleanups).
 type Dispatcher struct {
@@ -71,12 +85,27 @@ type Dispatcher struct {
 	// upstream, so that the two never hold the same host port or name at once.
 	terminating map[string]types.UID
 	waiting     map[types.UID]*v1.Pod
+
+	admission    Admission
+	housekeepers []Housekeeper
+	// rejected are pods admission refused: they stay desired (their Failed status is reported)
+	// but never get a worker.
+	rejected map[types.UID]bool
+}
+
+// WithAdmission makes the dispatcher admit each new pod before its worker starts it.
+func (d *Dispatcher) WithAdmission(a Admission) *Dispatcher { d.admission = a; return d }
+
+// WithHousekeepers adds work to every housekeeping pass.
+func (d *Dispatcher) WithHousekeepers(h ...Housekeeper) *Dispatcher {
+	d.housekeepers = append(d.housekeepers, h...)
+	return d
 }
 
 // NewDispatcher returns a Dispatcher.
 func NewDispatcher(desired Desired, workers Workers, cleaner Cleaner, dirs OrphanDirs, statuses StatusForgetter, probes Probes) *Dispatcher {
 	return &Dispatcher{desired: desired, workers: workers, cleaner: cleaner, dirs: dirs, statuses: statuses, probes: probes,
-		terminating: map[string]types.UID{}, waiting: map[types.UID]*v1.Pod{}}
+		terminating: map[string]types.UID{}, waiting: map[types.UID]*v1.Pod{}, rejected: map[types.UID]bool{}}
 }
 
 var _ Handler = (*Dispatcher)(nil)
@@ -90,11 +119,17 @@ func (d *Dispatcher) HandlePodUpdate(u podconfig.PodUpdate) {
 		case podconfig.ADD:
 			klog.InfoS("Pod added", "pod", klog.KObj(pod), "podUID", pod.UID, "source", u.Source)
 			d.desired.AddOrUpdate(pod)
+			if !d.admit(pod) {
+				continue
+			}
 			d.probes.AddPod(pod)
 			d.start(pod)
 		case podconfig.UPDATE, podconfig.DELETE:
 			// A deletionTimestamp makes the pod worker terminate the pod with its grace period.
 			d.desired.AddOrUpdate(pod)
+			if d.isRejected(pod.UID) {
+				continue
+			}
 			d.probes.AddPod(pod)
 			if !d.isWaiting(pod.UID) {
 				d.workers.UpdatePod(podworkers.UpdatePodOptions{UpdateType: podworkers.SyncPodUpdate, Pod: pod})
@@ -104,6 +139,12 @@ func (d *Dispatcher) HandlePodUpdate(u podconfig.PodUpdate) {
 			d.probes.RemovePod(pod)
 			d.mu.Lock()
 			delete(d.waiting, pod.UID)
+			if d.rejected[pod.UID] {
+				delete(d.rejected, pod.UID)
+				d.mu.Unlock()
+				d.statuses.Forget(pod.UID)
+				continue
+			}
 			d.terminating[podconfig.FullName(pod)] = pod.UID
 			d.mu.Unlock()
 			klog.InfoS("Pod removed from its source; terminating it", "pod", klog.KObj(pod), "podUID", pod.UID, "source", u.Source)
@@ -142,7 +183,7 @@ func (d *Dispatcher) isWaiting(uid types.UID) bool {
 func (d *Dispatcher) HandleSyncs(uids []types.UID) {
 	d.startWaiting()
 	for _, uid := range uids {
-		if pod, ok := d.desired.ByUID(uid); ok && !d.isWaiting(uid) {
+		if pod, ok := d.desired.ByUID(uid); ok && !d.isWaiting(uid) && !d.isRejected(uid) {
 			d.workers.UpdatePod(podworkers.UpdatePodOptions{UpdateType: podworkers.SyncPodSync, Pod: pod})
 		}
 	}

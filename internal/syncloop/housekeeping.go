@@ -23,6 +23,9 @@ func (d *Dispatcher) HandleHousekeeping(ctx context.Context) {
 	for _, p := range desired {
 		desiredUIDs.Insert(p.UID)
 	}
+	for _, h := range d.housekeepers {
+		h.Housekeep(ctx, desired)
+	}
 	known := d.workers.SyncKnownPods(desired)
 	running, err := d.cleaner.GetPods(ctx)
 	if err != nil {

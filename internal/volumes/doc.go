@@ -1,17 +1,26 @@
-// Package volumes sets up the node-side volumes nodelet supports in standalone mode, emptyDir
-// and hostPath, and builds each container's CRI mounts, following the upstream kubelet
-// (pkg/volume/emptydir, pkg/volume/hostpath, kubelet_pods.go makeMounts, kuberuntime makeMounts).
+// Package volumes sets up the node-side volumes nodelet supports, emptyDir, hostPath,
+// downwardAPI and, in cluster mode, configMap, secret and projected, and builds each
+// container's CRI mounts, following the upstream kubelet (pkg/volume/emptydir, hostpath,
+// configmap, secret, projected, downwardapi, util/atomic_writer.go, kubelet_pods.go
+// makeMounts, kuberuntime makeMounts).
 //
 // Layout under Config.RootDir, upstream's:
 //
-//	pods/<uid>/                                  0750
-//	pods/<uid>/volumes/kubernetes.io~empty-dir/<name>   0777 (a tmpfs for medium Memory)
-//	pods/<uid>/etc-hosts                         the managed hosts file, 0644
-//	pods/<uid>/containers/<name>/<%08x restartCount>    termination message files, 0666
+//	pods/<uid>/                                           0750
+//	pods/<uid>/volumes/kubernetes.io~empty-dir/<name>     0777 (a tmpfs for medium Memory)
+//	pods/<uid>/volumes/kubernetes.io~configmap/<name>     0777, on disk
+//	pods/<uid>/volumes/kubernetes.io~secret/<name>        a tmpfs
+//	pods/<uid>/volumes/kubernetes.io~projected/<name>     a tmpfs
+//	pods/<uid>/volumes/kubernetes.io~downward-api/<name>  a tmpfs
+//	    ..<UTC timestamp>.<n>/<files>   one directory per version of the content
+//	    ..data -> ..<timestamp>.<n>     the current version, switched atomically
+//	    <key> -> ..data/<key>           what containers see (top-level names)
+//	pods/<uid>/etc-hosts                                  the managed hosts file, 0644
+//	pods/<uid>/containers/<name>/<%08x restartCount>      termination message files, 0666
 //
 // Use:
 //
-//	vm := volumes.New(volumes.Config{RootDir: "/var/lib/nodelet"}, volumes.NewSystemMounter())
+//	vm := volumes.New(volumes.Config{RootDir: "/var/lib/nodelet", Objects: apiObjects}, volumes.NewSystemMounter())
 //	paths, err := vm.SetUp(pod)                                 // each sync; idempotent
 //	mounts, err := vm.Mounts(pod, &c, paths, restartCount, ips) // before CreateContainer
 //	msg, err := vm.ReadTerminationMessage(pod.UID, c.Name, restartCount)
@@ -31,6 +40,24 @@
 //     HugePages* is rejected (no hugetlbfs support).
 //   - hostPath: upstream's type checks, messages and creation modes (directories 0755, files
 //     0644, FileOrCreate does not create parents); a path with ".." is rejected.
+//   - configMap, secret, projected, downwardAPI: upstream's payloads (all keys or items,
+//     per-item mode, defaultMode 0644 when unset, optional covering only NotFound, upstream's
+//     messages for missing keys), fetched through Config.Objects before anything is mounted.
+//     Without Objects (standalone mode) configMap, secret and projected sources other than
+//     downwardAPI fail with ErrNeedsClusterMode; downwardAPI needs only the pod. Projected
+//     clusterTrustBundle and podCertificate sources are rejected. Secret, projected and
+//     downwardAPI volumes are a tmpfs sized like a memory emptyDir without sizeLimit;
+//     configMap is on disk, as upstream. Every SetUp rewrites the content only when it
+//     changed (content or mode), into a new version directory swapped in through ..data, so
+//     a reader never sees a mix of versions. Modes are exact (no umask). Service account tokens
+//     get mode 0600 and the owner of the pod's single runAsUser (upstream's fsUser) when the
+//     pod has one or an fsGroup. With fsGroup, the volume root and the new version are given
+//     to the group with upstream's read-only masks (files g+r, directories g+rx and setgid),
+//     whenever a version is written. Directories for nested mount points (another volume
+//     mounted below this one in a container) are created as upstream. These volumes are
+//     always mounted read-only. A failed SetUp leaves the previous content in place
+//     (upstream tears the volume down); spec's defaultUser/items' user (alpha, gate off)
+//     are ignored.
 //   - Any other volume type is an error naming the volume and the type.
 //   - subPath/subPathExpr: absolute paths and ".." are rejected, a missing subPath is created
 //     with the volume root's mode, symlinks must stay inside the volume, and the resolved path

@@ -13,7 +13,8 @@ import (
 //
 //   - each volumeMount: the volume's host path from volumePaths (SetUp's result), joined with
 //     subPath or the expanded subPathExpr (created if missing, and kept inside the volume),
-//     readOnly, recursiveReadOnly, mountPropagation and bindMountOptions;
+//     readOnly, recursiveReadOnly, mountPropagation and bindMountOptions; configMap, secret,
+//     projected and downwardAPI volumes are always read-only, as upstream;
 //   - /etc/hosts from the pod's managed hosts file, when the pod has IPs or uses the host
 //     network (upstream's shouldMountHostsFile) and the container does not mount /etc/hosts;
 //   - the termination message file at terminationMessagePath, created empty with mode 0666
@@ -31,6 +32,12 @@ func (m *Manager) Mounts(pod *v1.Pod, c *v1.Container, volumePaths map[string]st
 	defer unlock()
 
 	mountHosts := len(podIPs) > 0 || pod.Spec.HostNetwork
+	forceRO := map[string]bool{}
+	for i := range pod.Spec.Volumes {
+		if readOnlyVolume(&pod.Spec.Volumes[i].VolumeSource) {
+			forceRO[pod.Spec.Volumes[i].Name] = true
+		}
+	}
 	var env func(string) (string, bool) // resolved on the first subPathExpr
 	mounts := make([]*runtimeapi.Mount, 0, len(c.VolumeMounts)+2)
 	for i := range c.VolumeMounts {
@@ -76,7 +83,7 @@ func (m *Manager) Mounts(pod *v1.Pod, c *v1.Container, volumePaths map[string]st
 		mounts = append(mounts, &runtimeapi.Mount{
 			ContainerPath:     containerPath,
 			HostPath:          hostPath,
-			Readonly:          vm.ReadOnly,
+			Readonly:          vm.ReadOnly || forceRO[vm.Name],
 			RecursiveReadOnly: rro,
 			Propagation:       propagation,
 			MountOptions:      vm.BindMountOptions,

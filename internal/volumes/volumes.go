@@ -14,6 +14,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 )
 
 // Config is the node-level settings of the volume manager.
@@ -36,6 +37,17 @@ type Config struct {
 	// resolver that knows literal values and the pod's name, namespace, uid, node name,
 	// service account and IPs (see basicEnv). Wire criconfig.Env here for the full downward API.
 	SubPathEnv func(pod *v1.Pod, c *v1.Container, podIPs []string) (func(string) (string, bool), error)
+	// Objects gives configMap, secret and projected volumes their content (cluster mode:
+	// internal/apiobjects). Nil in standalone mode: those volumes then fail with
+	// ErrNeedsClusterMode; downwardAPI volumes need nothing from it.
+	Objects Objects
+	// NodeAllocatable is the node's allocatable resources: the value of a downwardAPI
+	// resourceFieldRef to a cpu, memory or ephemeral-storage limit the container does not set,
+	// as upstream. Memory defaults to NodeAllocatableMemory.
+	NodeAllocatable v1.ResourceList
+	// Clock names the atomic writer's version directories (..<UTC timestamp>.<n>); default
+	// the real clock.
+	Clock clock.PassiveClock
 }
 
 // Manager sets up and tears down the pods' node-side volumes and builds container mounts.
@@ -50,6 +62,9 @@ type Manager struct {
 func New(cfg Config, m Mounter) *Manager {
 	if cfg.HostsFile == "" {
 		cfg.HostsFile = "/etc/hosts"
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
 	}
 	return &Manager{cfg: cfg, mounter: m, locks: podLocks{m: map[types.UID]*podLock{}}}
 }
@@ -80,8 +95,9 @@ func checkName(what, name string) error {
 
 // SetUp makes the pod's volumes exist and returns the host path of each, by volume name.
 // It is idempotent: a re-sync calls it again, finds what exists and mounts nothing twice.
-// Supported: emptyDir (disk or Memory) and hostPath; any other volume type is an error naming
-// the volume. On error the map still holds the volumes that were set up.
+// Supported: emptyDir (disk or Memory), hostPath, configMap, secret, projected and downwardAPI
+// (see setUpAPIVolume); any other volume type is an error naming the volume. On error the map
+// still holds the volumes that were set up.
 func (m *Manager) SetUp(pod *v1.Pod) (map[string]string, error) {
 	if err := checkName("pod UID", string(pod.UID)); err != nil {
 		return nil, err
@@ -108,8 +124,10 @@ func (m *Manager) SetUp(pod *v1.Pod) (map[string]string, error) {
 			path, err = m.setUpEmptyDir(pod, vol)
 		case vol.HostPath != nil:
 			path, err = setUpHostPath(vol)
+		case readOnlyVolume(&vol.VolumeSource):
+			path, err = m.setUpAPIVolume(pod, vol)
 		default:
-			err = fmt.Errorf("volume %q: %s volumes are not supported by nodelet (standalone mode supports emptyDir and hostPath)",
+			err = fmt.Errorf("volume %q: %s volumes are not supported by nodelet (supported: emptyDir, hostPath, configMap, secret, projected, downwardAPI)",
 				vol.Name, sourceKind(&vol.VolumeSource))
 		}
 		if err != nil {
@@ -133,8 +151,8 @@ func sourceKind(vs *v1.VolumeSource) string {
 	return "unknown"
 }
 
-// TearDown unmounts whatever is mounted under the pod directory (tmpfs emptyDirs, and with a
-// MountLister any other mount, e.g. one propagated back by a Bidirectional mount), then removes
+// TearDown unmounts whatever is mounted under the pod directory (the tmpfs of emptyDir,
+// secret, projected and downwardAPI volumes, and with a MountLister any other mount, e.g. one propagated back by a Bidirectional mount), then removes
 // <root>/pods/<uid> entirely. The removal never follows symlinks and refuses to descend into
 // another filesystem, so nothing outside the pod directory can be deleted. Idempotent.
 func (m *Manager) TearDown(podUID types.UID) error {
@@ -171,8 +189,8 @@ const maxStackedMounts = 16
 
 // unmountUnder unmounts what is mounted at or under dir. With a MountLister: every mount, one
 // unmount per mount-table entry, innermost first (children before parents, stacked mounts top
-// first). Without: the emptyDir volume directories, the only mounts nodelet makes, each until
-// it is no longer a mount point.
+// first). Without: the volume directories of every plugin (pluginDirs), where all the mounts
+// nodelet makes are, each until it is no longer a mount point.
 func (m *Manager) unmountUnder(dir string) error {
 	if l, ok := m.mounter.(MountLister); ok {
 		mounts, err := l.MountPointsUnder(dir)
@@ -186,7 +204,17 @@ func (m *Manager) unmountUnder(dir string) error {
 		}
 		return nil
 	}
-	base := filepath.Join(dir, "volumes", emptyDirPluginDir)
+	for _, plugin := range pluginDirs() {
+		if err := m.unmountVolumeDirs(filepath.Join(dir, "volumes", plugin)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// unmountVolumeDirs unmounts each volume directory of one plugin directory, until it is no
+// longer a mount point.
+func (m *Manager) unmountVolumeDirs(base string) error {
 	entries, err := os.ReadDir(base)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil

@@ -164,8 +164,10 @@ func TestSetUpRejectsUnsupported(t *testing.T) {
 	m, _ := newTestManager(t, newFakeMounter())
 	cm := v1.Volume{Name: "cfg", VolumeSource: v1.VolumeSource{ConfigMap: &v1.ConfigMapVolumeSource{}}}
 	huge := emptyDirVol("huge", v1.StorageMediumHugePages)
-	paths, err := m.SetUp(testPod("uid-1", cm, huge, emptyDirVol("ok", "")))
-	if err == nil || !strings.Contains(err.Error(), `volume "cfg": configMap volumes are not supported`) ||
+	nfs := v1.Volume{Name: "share", VolumeSource: v1.VolumeSource{NFS: &v1.NFSVolumeSource{Server: "s", Path: "/"}}}
+	paths, err := m.SetUp(testPod("uid-1", cm, huge, nfs, emptyDirVol("ok", "")))
+	if err == nil || !strings.Contains(err.Error(), `configMap volume "cfg": needs the API server`) ||
+		!strings.Contains(err.Error(), `volume "share": nfs volumes are not supported by nodelet`) ||
 		!strings.Contains(err.Error(), `emptyDir volume "huge": medium "HugePages"`) {
 		t.Fatalf("err = %v", err)
 	}

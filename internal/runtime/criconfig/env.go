@@ -4,19 +4,29 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
 // ErrNeedsAPIServer is returned for references to API objects (configMapKeyRef, secretKeyRef,
-// envFrom) that only cluster mode can resolve.
+// envFrom) when no Objects can resolve them (standalone mode).
 var ErrNeedsAPIServer = errors.New("references to ConfigMaps and Secrets need the API server (cluster mode)")
 
-// PodIdentity is the runtime facts the downward API exposes.
+// Objects reads the configMaps and secrets of a pod's namespace (apiobjects.Manager in cluster
+// mode). A missing object is an apierrors NotFound error; the objects returned are not modified.
+type Objects interface {
+	GetConfigMap(namespace, name string) (*v1.ConfigMap, error)
+	GetSecret(namespace, name string) (*v1.Secret, error)
+}
+
+// PodIdentity is the runtime facts the downward API exposes, and where the API objects the
+// environment references come from.
 type PodIdentity struct {
 	NodeName string
 	PodIPs   []string
@@ -24,16 +34,41 @@ type PodIdentity struct {
 	// Allocatable is the node's allocatable cpu and memory: the value of a resourceFieldRef to a
 	// limit the container does not set, as upstream.
 	Allocatable v1.ResourceList
+	// Objects resolves configMapKeyRef, secretKeyRef and envFrom. Nil (standalone mode) makes
+	// them fail with ErrNeedsAPIServer.
+	Objects Objects
 }
 
-// Env resolves the container's environment as upstream's makeEnvironmentVariables: each value
-// may reference the variables defined before it with $(VAR).
+// Env resolves the container's environment as upstream's makeEnvironmentVariables: first the
+// envFrom sources (configMaps and secrets, each key with the source's prefix), then env, which
+// overrides them; each value may reference the variables defined before it with $(VAR).
+// Variables come out in the order they are first defined, envFrom keys sorted per source.
+//
+// As upstream, a missing configMap or secret fails with the getter's NotFound error
+// (`configmap "x" not found`) and a missing key with `couldn't find key k in ConfigMap ns/x`,
+// unless the reference is optional: then the variable (or the whole source) is left out.
 func Env(pod *v1.Pod, c *v1.Container, id PodIdentity) ([]*runtimeapi.KeyValue, error) {
-	if len(c.EnvFrom) > 0 {
+	if len(c.EnvFrom) > 0 && id.Objects == nil {
 		return nil, fmt.Errorf("envFrom: %w", ErrNeedsAPIServer)
 	}
+	refs := &objectRefs{pod: pod, objects: id.Objects}
 	values := map[string]string{}
 	var order []string
+	set := func(k, v string) {
+		if _, seen := values[k]; !seen {
+			order = append(order, k)
+		}
+		values[k] = v
+	}
+	for _, from := range c.EnvFrom {
+		data, err := refs.envFrom(from)
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range sortedKeys(data) {
+			set(from.Prefix+k, data[k])
+		}
+	}
 	for i, e := range c.Env {
 		var v string
 		switch {
@@ -49,19 +84,146 @@ func Env(pod *v1.Pod, c *v1.Container, id PodIdentity) ([]*runtimeapi.KeyValue, 
 			if v, err = resourceFieldRef(pod, c, e.ValueFrom.ResourceFieldRef, id); err != nil {
 				return nil, fmt.Errorf("env[%d] %s: %w", i, e.Name, err)
 			}
+		case e.ValueFrom.ConfigMapKeyRef != nil || e.ValueFrom.SecretKeyRef != nil:
+			if id.Objects == nil {
+				return nil, fmt.Errorf("env[%d] %s: %w", i, e.Name, ErrNeedsAPIServer)
+			}
+			var (
+				found bool
+				err   error
+			)
+			if ref := e.ValueFrom.ConfigMapKeyRef; ref != nil {
+				v, found, err = refs.configMapKey(ref)
+			} else {
+				v, found, err = refs.secretKey(e.ValueFrom.SecretKeyRef)
+			}
+			if err != nil {
+				return nil, err
+			}
+			if !found {
+				continue // optional
+			}
 		default:
-			return nil, fmt.Errorf("env[%d] %s: %w", i, e.Name, ErrNeedsAPIServer)
+			return nil, fmt.Errorf("env[%d] %s: unsupported valueFrom", i, e.Name)
 		}
-		if _, seen := values[e.Name]; !seen {
-			order = append(order, e.Name)
-		}
-		values[e.Name] = v
+		set(e.Name, v)
 	}
 	out := make([]*runtimeapi.KeyValue, 0, len(order))
 	for _, k := range order {
 		out = append(out, &runtimeapi.KeyValue{Key: k, Value: []byte(values[k])})
 	}
 	return out, nil
+}
+
+// objectRefs resolves a container's references to configMaps and secrets, reading each object
+// once.
+type objectRefs struct {
+	pod        *v1.Pod
+	objects    Objects
+	configMaps map[string]*v1.ConfigMap
+	secrets    map[string]*v1.Secret
+}
+
+// configMap returns the named configMap of the pod's namespace; nil without error when it does
+// not exist and the reference is optional.
+func (r *objectRefs) configMap(name string, optional bool) (*v1.ConfigMap, error) {
+	if cm, ok := r.configMaps[name]; ok {
+		return cm, nil
+	}
+	cm, err := r.objects.GetConfigMap(r.pod.Namespace, name)
+	if err != nil {
+		if optional && apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	if r.configMaps == nil {
+		r.configMaps = map[string]*v1.ConfigMap{}
+	}
+	r.configMaps[name] = cm
+	return cm, nil
+}
+
+// secret is configMap for secrets.
+func (r *objectRefs) secret(name string, optional bool) (*v1.Secret, error) {
+	if s, ok := r.secrets[name]; ok {
+		return s, nil
+	}
+	s, err := r.objects.GetSecret(r.pod.Namespace, name)
+	if err != nil {
+		if optional && apierrors.IsNotFound(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	if r.secrets == nil {
+		r.secrets = map[string]*v1.Secret{}
+	}
+	r.secrets[name] = s
+	return s, nil
+}
+
+// envFrom returns the keys and values of an envFrom source (without its prefix); none for a
+// missing optional source.
+func (r *objectRefs) envFrom(from v1.EnvFromSource) (map[string]string, error) {
+	switch {
+	case from.ConfigMapRef != nil:
+		cm, err := r.configMap(from.ConfigMapRef.Name, isTrue(from.ConfigMapRef.Optional))
+		if err != nil || cm == nil {
+			return nil, err
+		}
+		return cm.Data, nil
+	case from.SecretRef != nil:
+		s, err := r.secret(from.SecretRef.Name, isTrue(from.SecretRef.Optional))
+		if err != nil || s == nil {
+			return nil, err
+		}
+		data := make(map[string]string, len(s.Data))
+		for k, v := range s.Data {
+			data[k] = string(v)
+		}
+		return data, nil
+	}
+	return nil, nil
+}
+
+// configMapKey resolves a configMapKeyRef; found is false when an optional reference misses.
+func (r *objectRefs) configMapKey(ref *v1.ConfigMapKeySelector) (v string, found bool, err error) {
+	optional := isTrue(ref.Optional)
+	cm, err := r.configMap(ref.Name, optional)
+	if err != nil || cm == nil {
+		return "", false, err
+	}
+	v, ok := cm.Data[ref.Key]
+	if !ok && !optional {
+		return "", false, fmt.Errorf("couldn't find key %v in ConfigMap %v/%v", ref.Key, r.pod.Namespace, ref.Name)
+	}
+	return v, ok, nil
+}
+
+// secretKey resolves a secretKeyRef; found is false when an optional reference misses.
+func (r *objectRefs) secretKey(ref *v1.SecretKeySelector) (v string, found bool, err error) {
+	optional := isTrue(ref.Optional)
+	s, err := r.secret(ref.Name, optional)
+	if err != nil || s == nil {
+		return "", false, err
+	}
+	b, ok := s.Data[ref.Key]
+	if !ok && !optional {
+		return "", false, fmt.Errorf("couldn't find key %v in Secret %v/%v", ref.Key, r.pod.Namespace, ref.Name)
+	}
+	return string(b), ok, nil
+}
+
+func isTrue(b *bool) bool { return b != nil && *b }
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
 
 // EnvMap is Env as a lookup, for expanding command and args.

@@ -22,6 +22,7 @@ type FakeImages struct {
 	errors map[string][]error
 	images map[string]*runtimeapi.Image
 	pulled []string
+	auths  []*runtimeapi.AuthConfig // the credentials of each PullImage call, nil when anonymous
 }
 
 // NewFakeImages returns an image service with no images.
@@ -110,6 +111,20 @@ func (s *FakeImages) Pulled() []string {
 	return append([]string(nil), s.pulled...)
 }
 
+// PullAuths returns the credentials each PullImage call passed (nil for an anonymous pull), in
+// order, failed calls included.
+func (s *FakeImages) PullAuths() []*runtimeapi.AuthConfig {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*runtimeapi.AuthConfig, len(s.auths))
+	for i, a := range s.auths {
+		if a != nil {
+			out[i] = proto.Clone(a).(*runtimeapi.AuthConfig)
+		}
+	}
+	return out
+}
+
 func (s *FakeImages) call(method string) error {
 	s.called = append(s.called, method)
 	errs := s.errors[method]
@@ -134,8 +149,8 @@ func (s *FakeImages) ImageStatus(_ context.Context, image *runtimeapi.ImageSpec,
 	return &runtimeapi.ImageStatusResponse{Image: proto.Clone(img).(*runtimeapi.Image)}, nil
 }
 
-// PullImage makes the image present and returns its ID.
-func (s *FakeImages) PullImage(_ context.Context, image *runtimeapi.ImageSpec, _ *runtimeapi.AuthConfig, _ *runtimeapi.PodSandboxConfig) (string, error) {
+// PullImage makes the image present and returns its ID, recording the credentials.
+func (s *FakeImages) PullImage(_ context.Context, image *runtimeapi.ImageSpec, auth *runtimeapi.AuthConfig, _ *runtimeapi.PodSandboxConfig) (string, error) {
 	s.mu.Lock()
 	hook := s.OnPull
 	s.mu.Unlock()
@@ -144,6 +159,10 @@ func (s *FakeImages) PullImage(_ context.Context, image *runtimeapi.ImageSpec, _
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if auth != nil {
+		auth = proto.Clone(auth).(*runtimeapi.AuthConfig)
+	}
+	s.auths = append(s.auths, auth)
 	if err := s.call("PullImage"); err != nil {
 		return "", err
 	}
