@@ -12,6 +12,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/nodelet/nodelet/internal/container"
+	"github.com/nodelet/nodelet/internal/podconfig"
 	"github.com/nodelet/nodelet/internal/podworkers"
 	"github.com/nodelet/nodelet/internal/prober"
 	"github.com/nodelet/nodelet/internal/runtime"
@@ -36,6 +37,11 @@ type Probes interface {
 	Results(pod *v1.Pod, currentIDs map[string]string) prober.Results
 }
 
+// Mirrors keeps the mirror pod of a static pod in the API server (the mirrorpods.Manager).
+type Mirrors interface {
+	Sync(ctx context.Context, static *v1.Pod) error
+}
+
 // Config is the node facts status generation needs.
 type Config struct {
 	HostIPs     []string
@@ -49,6 +55,7 @@ type Syncer struct {
 	statuses Statuses
 	probes   Probes
 	clock    clock.PassiveClock
+	mirrors  Mirrors // nil in standalone mode
 
 	mu      sync.Mutex
 	waiting map[types.UID]map[string]status.WaitingReason // upstream's reason cache
@@ -59,6 +66,12 @@ var _ podworkers.Syncer = (*Syncer)(nil)
 // New returns a Syncer.
 func New(cfg Config, rt Runtime, statuses Statuses, probes Probes, clk clock.PassiveClock) *Syncer {
 	return &Syncer{cfg: cfg, runtime: rt, statuses: statuses, probes: probes, clock: clk, waiting: map[types.UID]map[string]status.WaitingReason{}}
+}
+
+// WithMirrors makes SyncPod keep the mirror pods of static pods (cluster mode).
+func (s *Syncer) WithMirrors(m Mirrors) *Syncer {
+	s.mirrors = m
+	return s
 }
 
 // probeResults are the prober's results for the containers the runtime runs now.
@@ -87,15 +100,17 @@ func (s *Syncer) generate(pod *v1.Pod, ps *container.PodStatus, terminal bool) v
 	return st
 }
 
-// SyncPod records the pod's status, then (unless the pod has finished) makes the runtime match
-// its spec. The waiting reasons of this sync (CrashLoopBackOff, ImagePullBackOff...) show in the
-// status the next sync generates, as upstream's reason cache.
+// SyncPod records the pod's status, then (unless the pod has finished) makes sure a static pod
+// has its mirror pod and makes the runtime match the spec, in upstream's order. The waiting
+// reasons of this sync (CrashLoopBackOff, ImagePullBackOff...) show in the status the next sync
+// generates, as upstream's reason cache.
 func (s *Syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod *v1.Pod, ps *container.PodStatus) (bool, error) {
 	st := s.generate(pod, ps, false)
 	if status.IsTerminal(st) {
 		klog.V(2).InfoS("Pod has finished", "pod", klog.KObj(pod), "phase", st.Phase)
 		return true, nil
 	}
+	s.syncMirror(ctx, pod)
 	probes := s.probeResults(pod, ps)
 	res := s.runtime.SyncPod(ctx, pod, ps, runtime.ProbeView{LivenessFailed: probes.LivenessFailed,
 		StartupSucceeded: probes.StartupSucceeded, StartupFailed: probes.StartupFailed})
@@ -107,6 +122,18 @@ func (s *Syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod *v1.P
 		s.generate(pod, ps, false)
 	}
 	return false, res.Err
+}
+
+// syncMirror makes sure a static pod that is not being deleted has an up-to-date mirror pod. A
+// failure is logged and never fails the pod's sync: the pod runs whether or not the API server
+// shows it.
+func (s *Syncer) syncMirror(ctx context.Context, pod *v1.Pod) {
+	if s.mirrors == nil || !podconfig.IsStaticPod(pod) || pod.DeletionTimestamp != nil {
+		return
+	}
+	if err := s.mirrors.Sync(ctx, pod); err != nil {
+		klog.ErrorS(err, "Failed to create or update the mirror pod of a static pod; it runs anyway, and the next sync retries. Check that the API server is reachable and that the node is registered", "pod", klog.KObj(pod), "podUID", pod.UID)
+	}
 }
 
 // SyncTerminatingPod stops every container within the grace period, then records the status of

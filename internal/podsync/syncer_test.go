@@ -3,6 +3,7 @@ package podsync
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/nodelet/nodelet/internal/container"
+	"github.com/nodelet/nodelet/internal/podconfig"
 	"github.com/nodelet/nodelet/internal/podmanager"
 	"github.com/nodelet/nodelet/internal/prober"
 	"github.com/nodelet/nodelet/internal/runtime"
@@ -127,5 +129,57 @@ func TestSyncTerminatingPod(t *testing.T) {
 	}
 	if err := s.SyncTerminatedPod(context.Background(), p, rt.after); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// fakeMirrors records the pods it was asked to sync, and what the runtime had done by then.
+type fakeMirrors struct {
+	rt     *fakeRuntime
+	synced []string
+	err    error
+}
+
+var _ Mirrors = (*fakeMirrors)(nil)
+
+func (f *fakeMirrors) Sync(_ context.Context, static *v1.Pod) error {
+	f.synced = append(f.synced, fmt.Sprintf("%s@%d", static.Name, f.rt.synced))
+	return f.err
+}
+
+func TestSyncPodKeepsTheMirrorPodOfStaticPods(t *testing.T) {
+	withSource := func(source string, mods ...func(*v1.Pod)) *v1.Pod {
+		p := pod()
+		p.Spec.RestartPolicy = v1.RestartPolicyAlways
+		p.Annotations = map[string]string{podconfig.ConfigSourceAnnotationKey: source}
+		for _, m := range mods {
+			m(p)
+		}
+		return p
+	}
+	deleting := func(p *v1.Pod) { now := metav1.NewTime(time.Unix(50, 0)); p.DeletionTimestamp = &now }
+	for _, tc := range []struct {
+		name string
+		pod  *v1.Pod
+		ps   *container.PodStatus
+		want string
+	}{
+		{"static pod: before the runtime sync", withSource(podconfig.FileSource), &container.PodStatus{ID: "u"}, "[p@0]"},
+		{"pod from the API server", withSource(podconfig.APISource), &container.PodStatus{ID: "u"}, "[]"},
+		{"static pod being deleted", withSource(podconfig.HTTPSource, deleting), &container.PodStatus{ID: "u"}, "[]"},
+		{"finished static pod", withSource(podconfig.FileSource, func(p *v1.Pod) { p.Spec.RestartPolicy = v1.RestartPolicyNever }),
+			running(container.StateExited, 0), "[]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rt := &fakeRuntime{}
+			mirrors := &fakeMirrors{rt: rt, err: errors.New("forbidden")}
+			s := New(Config{}, rt, statusmanager.New(podmanager.New()), &fakeProbes{}, clocktesting.NewFakeClock(time.Unix(100, 0))).WithMirrors(mirrors)
+			_, err := s.SyncPod(context.Background(), 0, tc.pod, tc.ps)
+			if err != nil {
+				t.Fatalf("a mirror pod failure failed the pod's sync: %v", err)
+			}
+			if got := fmt.Sprint(mirrors.synced); got != tc.want {
+				t.Errorf("mirror syncs %s, want %s", got, tc.want)
+			}
+		})
 	}
 }

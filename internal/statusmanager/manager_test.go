@@ -37,3 +37,44 @@ func TestManager(t *testing.T) {
 		t.Fatal("forgotten status still there")
 	}
 }
+
+func TestManagerVersions(t *testing.T) {
+	p := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", UID: "u"}}
+	api := p.DeepCopy()
+	api.Status.Phase = v1.PodRunning
+	m := New(desired{api})
+	version := func() uint64 {
+		t.Helper()
+		vs := m.Versioned()
+		if len(vs) != 1 {
+			t.Fatalf("%d statuses", len(vs))
+		}
+		if vs[0].Pod != api {
+			t.Error("Versioned does not carry the desired pod (with the API's status)")
+		}
+		return vs[0].Version
+	}
+	signalled := func() bool {
+		select {
+		case <-m.Changed():
+			return true
+		default:
+			return false
+		}
+	}
+	m.SetPodStatus(p, v1.PodStatus{Phase: v1.PodPending})
+	if version() != 1 || !signalled() {
+		t.Fatal("first status: want version 1 and a signal")
+	}
+	m.SetPodStatus(p, v1.PodStatus{Phase: v1.PodPending, Conditions: []v1.PodCondition{{Type: "example.com/gate", Status: v1.ConditionTrue}}})
+	if version() != 1 || !signalled() {
+		t.Error("a change in another's condition only: want the same version, and a signal")
+	}
+	if st, _ := m.GetPodStatus("u"); len(st.Conditions) != 1 {
+		t.Error("the latest status is not kept for local readers")
+	}
+	m.SetPodStatus(p, v1.PodStatus{Phase: v1.PodRunning})
+	if version() != 2 {
+		t.Error("a new phase: want version 2")
+	}
+}

@@ -2,7 +2,6 @@ package criconfig
 
 import (
 	"encoding/json"
-	"fmt"
 	"strconv"
 
 	v1 "k8s.io/api/core/v1"
@@ -65,7 +64,7 @@ func ContainerAnnotations(pod *v1.Pod, c *v1.Container, restartCount int) map[st
 func Container(pod *v1.Pod, c *v1.Container, o ContainerOptions) (*runtimeapi.ContainerConfig, error) {
 	env, err := Env(pod, c, o.Identity)
 	if err != nil {
-		return nil, fmt.Errorf("container %q environment: %w", c.Name, err)
+		return nil, err // upstream's message, as the status shows it
 	}
 	lookup := EnvMap(env)
 	expand := func(in []string) []string {

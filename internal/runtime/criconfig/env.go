@@ -3,14 +3,11 @@ package criconfig
 import (
 	"errors"
 	"fmt"
-	"math"
 	"sort"
-	"strconv"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -235,24 +232,10 @@ func EnvMap(kvs []*runtimeapi.KeyValue) func(string) (string, bool) {
 	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
 }
 
+// fieldRef resolves an env fieldRef: pod metadata as the downward API volumes do
+// (PodMetadataField, upstream's formatting), plus the paths only the environment offers.
 func fieldRef(pod *v1.Pod, path string, id PodIdentity) (string, error) {
-	if k, ok := subscript(path, "metadata.labels"); ok {
-		return pod.Labels[k], nil
-	}
-	if k, ok := subscript(path, "metadata.annotations"); ok {
-		return pod.Annotations[k], nil
-	}
 	switch path {
-	case "metadata.name":
-		return pod.Name, nil
-	case "metadata.namespace":
-		return pod.Namespace, nil
-	case "metadata.uid":
-		return string(pod.UID), nil
-	case "metadata.labels":
-		return formatMap(pod.Labels), nil
-	case "metadata.annotations":
-		return formatMap(pod.Annotations), nil
 	case "spec.nodeName":
 		return id.NodeName, nil
 	case "spec.serviceAccountName":
@@ -266,29 +249,7 @@ func fieldRef(pod *v1.Pod, path string, id PodIdentity) (string, error) {
 	case "status.podIPs":
 		return strings.Join(id.PodIPs, ","), nil
 	}
-	return "", fmt.Errorf("unsupported fieldRef %q", path)
-}
-
-// subscript parses metadata.labels['key'].
-func subscript(path, prefix string) (string, bool) {
-	rest, ok := strings.CutPrefix(path, prefix+"['")
-	if !ok || !strings.HasSuffix(rest, "']") {
-		return "", false
-	}
-	return strings.TrimSuffix(rest, "']"), true
-}
-
-func formatMap(m map[string]string) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sortStrings(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		fmt.Fprintf(&b, "%s=%q\n", k, m[k])
-	}
-	return b.String()
+	return PodMetadataField(pod, path)
 }
 
 func first(s []string) string {
@@ -308,29 +269,7 @@ func resourceFieldRef(pod *v1.Pod, self *v1.Container, ref *v1.ResourceFieldSele
 			return "", fmt.Errorf("resourceFieldRef: no container %q", ref.ContainerName)
 		}
 	}
-	divisor := ref.Divisor
-	if divisor.IsZero() {
-		divisor = resource.MustParse("1")
-	}
-	kind, name, ok := strings.Cut(ref.Resource, ".")
-	if !ok || (kind != "limits" && kind != "requests") {
-		return "", fmt.Errorf("unsupported resourceFieldRef %q", ref.Resource)
-	}
-	list := c.Resources.Limits
-	if kind == "requests" {
-		list = c.Resources.Requests
-	}
-	q, set := list[v1.ResourceName(name)]
-	if !set && kind == "limits" {
-		q, set = id.Allocatable[v1.ResourceName(name)]
-	}
-	if !set {
-		return "0", nil
-	}
-	if name == "cpu" {
-		return strconv.FormatInt(int64(math.Ceil(float64(q.MilliValue())/float64(divisor.MilliValue()))), 10), nil
-	}
-	return strconv.FormatInt(int64(math.Ceil(float64(q.Value())/float64(divisor.Value()))), 10), nil
+	return ContainerResourceFieldValue(c, ref, id.Allocatable)
 }
 
 func findContainer(pod *v1.Pod, name string) *v1.Container {
