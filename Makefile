@@ -33,3 +33,33 @@ clean:
 .PHONY: bench
 bench:
 	go run ./hack/bench --pods 1,30 --runs 3 --out docs/benchmarks.md
+
+## Cluster mode: a real control plane (etcd, kube-apiserver, controller-manager, scheduler v1.37.1) from hack/cluster.sh.
+CLUSTER := hack/cluster.sh
+.PHONY: run-cluster cluster-up cluster-down cluster-status
+
+## run-cluster: testenv and a local control plane up, build nodelet, run it as node $(NODE_NAME) of that cluster
+run-cluster: testenv-up cluster-up build
+	@set -euo pipefail; \
+	node_kubeconfig=$$(bash $(CLUSTER) kubeconfig $(NODE_NAME)); \
+	eval "$$(bash $(CLUSTER) env)"; \
+	echo; \
+	echo "Cluster API: $$APISERVER; node $(NODE_NAME) authenticates with $$node_kubeconfig"; \
+	echo "To use kubectl, in another shell:"; \
+	echo "  export KUBECONFIG=$$KUBECONFIG PATH=$$(dirname $$KUBECTL):\$$PATH"; \
+	echo "  kubectl get nodes"; \
+	echo; \
+	unset KUBECONFIG; \
+	exec $(BIN) --kubeconfig "$$node_kubeconfig" \
+	  --container-runtime-endpoint unix://$(TESTENV_DIR)/containerd.sock \
+	  --root-dir /var/lib/nodelet --hostname-override $(NODE_NAME) -v 2
+
+## cluster-up / cluster-down / cluster-status: the control plane alone (down keeps certificates and etcd data)
+cluster-up:
+	bash $(CLUSTER) up
+
+cluster-down:
+	bash $(CLUSTER) down
+
+cluster-status:
+	bash $(CLUSTER) status

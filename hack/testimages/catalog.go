@@ -70,6 +70,20 @@ func catalog() []recipe {
 	}
 }
 
+// privateCatalog lists the images pushed to the registry that requires
+// credentials (-auth-registry), for image pull secret tests. Their content
+// is the public busybox's; a pull without credentials must fail.
+func privateCatalog() []recipe {
+	return []recipe{
+		{
+			name:   "private/busybox",
+			tags:   []string{"1.35"},
+			inputs: func(b *builder) []string { return []string{b.busybox} },
+			build:  buildBusybox,
+		},
+	}
+}
+
 func buildPause(ctx context.Context, b *builder) (v1.Image, error) {
 	out := filepath.Join(b.workdir, "pause")
 	src := filepath.Join(b.srcDir, "pause", "pause.c")

@@ -14,6 +14,12 @@
 // applets sh, cat, touch, sleep, echo and wget; its inputs are the server's
 // Go sources, go.mod, busybox and the Go version).
 //
+// With -auth-registry (hack/testenv.sh's 127.0.0.1:5001, which requires
+// HTTP basic auth) the private images of privateCatalog are pushed there as
+// -auth-user with the password from $TESTIMAGES_AUTH_PASSWORD:
+// private/busybox:1.35, the busybox image under a name only authenticated
+// pulls resolve (image pull secret tests).
+//
 // To add an image, add a recipe to catalog in catalog.go: its repository
 // name, tags, the input files that should trigger a rebuild, and a build
 // function returning a v1.Image (usually assemble of one layer made with
@@ -22,5 +28,5 @@
 // Usage:
 //
 //	testimages [-registry 127.0.0.1:5000] [-src hack/testimages] [-testserver-src SRC/../testserver]
-//	           [-busybox /bin/busybox] [-force] [name...]
+//	           [-busybox /bin/busybox] [-auth-registry HOST:PORT -auth-user USER] [-force] [name...]
 package main

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
@@ -25,10 +26,26 @@ const inputsLabel = "org.nodelet.testimage.inputs"
 
 type options struct {
 	registry string
+	// authRegistry, when set, receives the private images, pushed as
+	// authUser with authPassword (HTTP basic auth).
+	authRegistry string
+	authUser     string
+	authPassword string
+	force        bool
+	only         []string
+	timeout      time.Duration
+	builder      builder
+}
+
+// authPasswordEnv names the environment variable holding the password for
+// -auth-registry (kept off the command line).
+const authPasswordEnv = "TESTIMAGES_AUTH_PASSWORD"
+
+// target is a registry to push a catalog to, and how to log in to it.
+type target struct {
+	registry string
+	auth     authn.Authenticator
 	force    bool
-	only     []string
-	timeout  time.Duration
-	builder  builder
 }
 
 func main() {
@@ -39,10 +56,14 @@ func main() {
 	flag.StringVar(&o.builder.serverDir, "testserver-src", "", "source directory of hack/testserver (default: SRC/../testserver)")
 	flag.StringVar(&o.builder.busybox, "busybox", "/bin/busybox", "static busybox binary to package")
 	flag.StringVar(&o.builder.workdir, "workdir", "", "scratch directory (default: a new temporary directory)")
+	flag.StringVar(&o.authRegistry, "auth-registry", "",
+		"registry that requires basic auth, to push the private images to (plain HTTP); password in $"+authPasswordEnv)
+	flag.StringVar(&o.authUser, "auth-user", "", "user name for -auth-registry")
 	flag.BoolVar(&o.force, "force", false, "build and push even when the registry has the same inputs")
 	flag.DurationVar(&o.timeout, "timeout", 5*time.Minute, "overall time limit")
 	flag.Parse()
 	o.only = flag.Args()
+	o.authPassword = os.Getenv(authPasswordEnv)
 	if o.builder.serverDir == "" {
 		o.builder.serverDir = filepath.Join(o.builder.srcDir, "..", "testserver")
 	}
@@ -56,6 +77,9 @@ func main() {
 }
 
 func run(ctx context.Context, o options) error {
+	if o.authRegistry != "" && (o.authUser == "" || o.authPassword == "") {
+		return fmt.Errorf("-auth-registry %s needs -auth-user and $%s", o.authRegistry, authPasswordEnv)
+	}
 	ctx, cancel := context.WithTimeout(ctx, o.timeout)
 	defer cancel()
 	if o.builder.workdir == "" {
@@ -69,13 +93,25 @@ func run(ctx context.Context, o options) error {
 		return fmt.Errorf("creating scratch directory: %w", err)
 	}
 	known := map[string]bool{}
-	for _, r := range catalog() {
-		known[r.name] = true
-		if len(o.only) > 0 && !slices.Contains(o.only, r.name) {
-			continue
+	push := func(t target, recipes []recipe) error {
+		for _, r := range recipes {
+			known[r.name] = true
+			if len(o.only) > 0 && !slices.Contains(o.only, r.name) {
+				continue
+			}
+			if err := ensure(ctx, t, &o.builder, r); err != nil {
+				return fmt.Errorf("image %s/%s: %w", t.registry, r.name, err)
+			}
 		}
-		if err := ensure(ctx, o, r); err != nil {
-			return fmt.Errorf("image %s: %w", r.name, err)
+		return nil
+	}
+	if err := push(target{registry: o.registry, auth: authn.Anonymous, force: o.force}, catalog()); err != nil {
+		return err
+	}
+	if o.authRegistry != "" {
+		auth := &authn.Basic{Username: o.authUser, Password: o.authPassword}
+		if err := push(target{registry: o.authRegistry, auth: auth, force: o.force}, privateCatalog()); err != nil {
+			return err
 		}
 	}
 	for _, n := range o.only {
@@ -86,23 +122,24 @@ func run(ctx context.Context, o options) error {
 	return nil
 }
 
-// ensure builds and pushes r unless every tag already holds an image built
-// from the same inputs.
-func ensure(ctx context.Context, o options, r recipe) error {
-	hash, err := inputsHash(&o.builder, r)
+// ensure builds and pushes r to t unless every tag already holds an image
+// built from the same inputs.
+func ensure(ctx context.Context, t target, b *builder, r recipe) error {
+	hash, err := inputsHash(b, r)
 	if err != nil {
 		return err
 	}
+	opts := []remote.Option{remote.WithContext(ctx), remote.WithAuth(t.auth)}
 	refs := make([]name.Tag, 0, len(r.tags))
-	stale := o.force
+	stale := t.force
 	for _, tag := range r.tags {
-		ref, err := name.NewTag(o.registry+"/"+r.name+":"+tag, name.Insecure)
+		ref, err := name.NewTag(t.registry+"/"+r.name+":"+tag, name.Insecure)
 		if err != nil {
 			return fmt.Errorf("parsing reference: %w", err)
 		}
 		refs = append(refs, ref)
 		if !stale {
-			got, err := remoteInputs(ctx, ref)
+			got, err := remoteInputs(ref, opts)
 			if err != nil {
 				return err
 			}
@@ -110,11 +147,11 @@ func ensure(ctx context.Context, o options, r recipe) error {
 		}
 	}
 	if !stale {
-		klog.InfoS("Image up to date", "image", r.name, "tags", r.tags)
+		klog.InfoS("Image up to date", "registry", t.registry, "image", r.name, "tags", r.tags)
 		return nil
 	}
 	start := time.Now()
-	img, err := r.build(ctx, &o.builder)
+	img, err := r.build(ctx, b)
 	if err != nil {
 		return fmt.Errorf("building: %w", err)
 	}
@@ -131,7 +168,7 @@ func ensure(ctx context.Context, o options, r recipe) error {
 		return fmt.Errorf("adding the inputs label: %w", err)
 	}
 	for _, ref := range refs {
-		if err := remote.Write(ref, img, remote.WithContext(ctx)); err != nil {
+		if err := remote.Write(ref, img, opts...); err != nil {
 			return fmt.Errorf("pushing %s: %w", ref, err)
 		}
 	}
@@ -139,15 +176,15 @@ func ensure(ctx context.Context, o options, r recipe) error {
 	if err != nil {
 		return fmt.Errorf("computing digest: %w", err)
 	}
-	klog.InfoS("Pushed image", "image", r.name, "tags", r.tags, "digest", digest.String(),
+	klog.InfoS("Pushed image", "registry", t.registry, "image", r.name, "tags", r.tags, "digest", digest.String(),
 		"duration", time.Since(start).Round(time.Millisecond))
 	return nil
 }
 
 // remoteInputs returns the inputs label of the image at ref, or "" when the
 // registry does not have it.
-func remoteInputs(ctx context.Context, ref name.Tag) (string, error) {
-	img, err := remote.Image(ref, remote.WithContext(ctx))
+func remoteInputs(ref name.Tag, opts []remote.Option) (string, error) {
+	img, err := remote.Image(ref, opts...)
 	if err != nil {
 		var terr *transport.Error
 		if errors.As(err, &terr) && terr.StatusCode == http.StatusNotFound {

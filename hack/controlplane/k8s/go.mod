@@ -1,5 +1,6 @@
 // Module k8s builds the upstream control plane (and kubectl, kubelet) at v1.37.1
 // for nodelet's cluster-mode tests. It is not part of nodelet's module.
+// hack/cluster.sh build compiles it into /var/cache/nodelet/k8s-<hash of go.sum, go.mod, ldflags>.
 module github.com/nodelet/nodelet/hack/controlplane/k8s
 
 go 1.26.0
