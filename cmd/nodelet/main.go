@@ -12,8 +12,11 @@ import (
 	"os/signal"
 	"strconv"
 	"syscall"
+	"time"
 
 	"github.com/spf13/pflag"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
@@ -54,6 +57,16 @@ func run(args []string) int {
 		// Standalone: the unauthenticated read-only API listens on loopback only.
 		readOnly = net.JoinHostPort("127.0.0.1", strconv.Itoa(int(kc.ReadOnlyPort)))
 	}
+	kubeReserved, err := resourceList("kubeReserved", kc.KubeReserved)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "nodelet: %v\n", err)
+		return 2
+	}
+	systemReserved, err := resourceList("systemReserved", kc.SystemReserved)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "nodelet: %v\n", err)
+		return 2
+	}
 	err = agent.Run(ctx, agent.Config{
 		NodeName:            cfg.NodeName,
 		NodeIP:              cfg.NodeIP,
@@ -71,6 +84,12 @@ func run(args []string) int {
 		ClusterDomain:       kc.ClusterDomain,
 		ResolvConf:          ptr.Deref(kc.ResolverConfig, "/etc/resolv.conf"),
 		SerializeImagePulls: kc.SerializeImagePulls == nil || *kc.SerializeImagePulls,
+		Cluster: agent.ClusterConfig{
+			Kubeconfig: cfg.Kubeconfig, NodeLabels: cfg.NodeLabels, Taints: kc.RegisterWithTaints, MaxPods: kc.MaxPods,
+			KubeReserved: kubeReserved, SystemReserved: systemReserved,
+			UpdateFrequency: kc.NodeStatusUpdateFrequency.Duration, ReportFrequency: kc.NodeStatusReportFrequency.Duration,
+			LeaseDuration: time.Duration(kc.NodeLeaseDurationSeconds) * time.Second, KubeletPort: kc.Port,
+		},
 	}, agent.Deps{Clock: clock.RealClock{}, Reporter: podconfig.LogReporter{}})
 	if err != nil {
 		klog.ErrorS(err, "nodelet failed")
@@ -78,4 +97,17 @@ func run(args []string) int {
 	}
 	klog.InfoS("nodelet stopped")
 	return 0
+}
+
+// resourceList parses kubeReserved/systemReserved ("cpu": "100m", ...).
+func resourceList(field string, m map[string]string) (v1.ResourceList, error) {
+	out := v1.ResourceList{}
+	for k, v := range m {
+		q, err := resource.ParseQuantity(v)
+		if err != nil {
+			return nil, fmt.Errorf("%s[%s]: %q: %w", field, k, v, err)
+		}
+		out[v1.ResourceName(k)] = q
+	}
+	return out, nil
 }

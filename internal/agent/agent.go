@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
@@ -50,6 +51,8 @@ type Config struct {
 	ClusterDomain       string
 	ResolvConf          string
 	SerializeImagePulls bool
+	// Cluster enables API-server mode when Cluster.Kubeconfig is set.
+	Cluster ClusterConfig
 }
 
 // Deps are the agent's collaborators.
@@ -82,6 +85,9 @@ func (c Config) Sources() []string {
 	}
 	if c.StaticPodURL != "" {
 		out = append(out, podconfig.HTTPSource)
+	}
+	if c.Cluster.Kubeconfig != "" {
+		out = append(out, podconfig.APISource)
 	}
 	return out
 }
@@ -122,16 +128,31 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	desired := podmanager.New()
-	statuses := statusmanager.New(desired)
+	pods := podmanager.New()
+	var desired syncloop.Desired = pods
+	statuses := statusmanager.New(pods)
 	mux := podconfig.NewMux(deps.Clock, deps.Reporter, 50)
 	rs := newRuntimeState()
 	plegHealth := &lateCheck{name: "pleg", err: errors.New("pleg has not started: nodelet is waiting for the container runtime")}
-	recorder := newRecorder(deps.Clock, cfg.NodeName)
+	store := newRecorder(deps.Clock, cfg.NodeName)
+	recorder := &teeRecorder{local: store}
+	queue := syncloop.NewWorkQueue(deps.Clock)
+	nodeFor := standaloneNode(cfg.NodeName, facts, cfg.Cluster.MaxPods)
+	var cl *cluster
+	if cfg.Cluster.Kubeconfig != "" {
+		if cl, err = newCluster(cfg, deps, pods, queue); err != nil {
+			return err
+		}
+		defer cl.stopEvents()
+		recorder.api = cl.events
+		desired = registeringDesired{Manager: pods, objects: cl.objects}
+		g.start("api objects", func() error { cl.objects.Run(ctx); return nil })
+		cl.startAPISource(ctx, &g, cfg, deps, mux)
+	}
 	if cfg.ReadOnlyAddress != "" {
 		srv, err := server.New(server.Config{Address: cfg.ReadOnlyAddress, Clock: deps.Clock}, server.Deps{
 			Pods: statuses, Checks: []server.HealthCheck{rs, plegHealth},
-			Logs: logLocator{podLogsDir: cfg.PodLogsDir, pods: desired}, Events: recorder,
+			Logs: logLocator{podLogsDir: cfg.PodLogsDir, pods: pods}, Events: store,
 		})
 		if err != nil {
 			return err
@@ -147,9 +168,31 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	defer client.Close()
 	rs.update(ctx, client)
 	g.start("runtime status", func() error { rs.run(ctx, client, deps.Clock, 5*time.Second); return nil })
+	if cl != nil {
+		ready := func() []error {
+			var errs []error
+			for _, c := range []server.HealthCheck{rs, plegHealth} {
+				if err := c.Check(); err != nil {
+					errs = append(errs, err)
+				}
+			}
+			return errs
+		}
+		if err := cl.startNodeStatus(ctx, &g, cfg, deps, client, ready); err != nil {
+			return err
+		}
+		nodeFor = cl.node.Node
+	}
 
-	vols := volumes.New(volumes.Config{RootDir: cfg.RootDir, ClusterDomain: cfg.ClusterDomain,
-		NodeAllocatableMemory: facts.memoryCapacity, SubPathEnv: subPathEnv(facts)}, volumes.NewSystemMounter())
+	volCfg := volumes.Config{RootDir: cfg.RootDir, ClusterDomain: cfg.ClusterDomain, Clock: deps.Clock,
+		NodeAllocatableMemory: facts.memoryCapacity, NodeAllocatable: facts.allocatable, SubPathEnv: subPathEnv(facts, nil)}
+	rtDeps := runtime.Deps{Sandboxes: client, Containers: client, Reader: client, Images: client,
+		Recorder: recorder, Clock: deps.Clock, Hooks: lifecycle.New(deps.Clock, client)}
+	if cl != nil {
+		volCfg.Objects, volCfg.SubPathEnv, rtDeps.Objects = cl.objects, subPathEnv(facts, cl.objects), cl.objects
+	}
+	vols := volumes.New(volCfg, volumes.NewSystemMounter())
+	rtDeps.Volumes = vols
 	resolv, _ := os.ReadFile(cfg.ResolvConf)
 	rt, err := runtime.New(runtime.Config{
 		NodeName: cfg.NodeName, PodLogsDir: cfg.PodLogsDir, CgroupRoot: "/kubepods",
@@ -157,8 +200,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		HostResolv: criconfig.ParseResolvConf(resolv), HostIPs: facts.hostIPs,
 		MemoryCapacity: facts.memoryCapacity, Allocatable: facts.allocatable, SerializeImagePulls: cfg.SerializeImagePulls,
 		CgroupFSRoot: "/sys/fs/cgroup",
-	}, runtime.Deps{Sandboxes: client, Containers: client, Reader: client, Images: client, Volumes: vols,
-		Recorder: recorder, Clock: deps.Clock, Hooks: lifecycle.New(deps.Clock, client)})
+	}, rtDeps)
 	if err != nil {
 		return err
 	}
@@ -168,13 +210,23 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		return err
 	}
 	plegHealth.set(func() error { _, err := relister.Healthy(); return err })
-	queue := syncloop.NewWorkQueue(deps.Clock)
 	probes := prober.NewManager(prober.Config{Clock: deps.Clock}, prober.Deps{Statuses: statuses, Exec: client, Recorder: recorder})
 	defer probes.Stop()
 	syncer := podsync.New(podsync.Config{HostIPs: facts.hostIPs}, rt, statuses, probes, deps.Clock)
+	if cl != nil {
+		syncer = syncer.WithMirrors(cl.mirrors)
+	}
 	workers := podworkers.New(podworkers.Config{Clock: deps.Clock, ResyncInterval: cfg.SyncFrequency, JitterFactor: 0.5},
 		podworkers.Deps{Syncer: syncer, Cache: cache, Requeuer: queue})
 	defer workers.Stop()
+	dispatcher := syncloop.NewDispatcher(desired, workers, rt, vols, statuses, probes).
+		WithAdmission(nodeAdmission{node: func() *v1.Node { return nodeFor() }, statuses: statuses, recorder: recorder})
+	if cl != nil {
+		if err := cl.startStatusSync(ctx, &g, deps, statuses, workers); err != nil {
+			return err
+		}
+		dispatcher.WithHousekeepers(cl.mirrors)
+	}
 	relister.Start(ctx)
 	sources := cfg.Sources()
 	klog.InfoS("Starting the sync loop", "node", cfg.NodeName, "hostIPs", facts.hostIPs, "sources", sources)
@@ -183,7 +235,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		Updates: mux.Updates(), PLEG: relister.Watch(), Queue: queue, Runtime: rs,
 		SourcesReady: func() bool { return mux.SeenAllSources(sources...) },
 		ProbeResults: probes.Updates(),
-		Handler:      syncloop.NewDispatcher(desired, workers, rt, vols, statuses, probes),
+		Handler:      dispatcher,
 	})
 	return nil
 }

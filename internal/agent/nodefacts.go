@@ -87,13 +87,17 @@ func memTotal(path string) (int64, error) {
 }
 
 // subPathEnv resolves a container's environment for subPathExpr, as upstream does.
-func subPathEnv(facts nodeFacts) func(pod *v1.Pod, c *v1.Container, podIPs []string) (func(string) (string, bool), error) {
+func subPathEnv(facts nodeFacts, objects criconfig.Objects) func(pod *v1.Pod, c *v1.Container, podIPs []string) (func(string) (string, bool), error) {
 	return func(pod *v1.Pod, c *v1.Container, podIPs []string) (func(string) (string, bool), error) {
 		env, err := criconfig.Env(pod, c, criconfig.PodIdentity{NodeName: pod.Spec.NodeName, PodIPs: podIPs,
-			HostIPs: facts.hostIPs, Allocatable: facts.allocatable})
+			HostIPs: facts.hostIPs, Allocatable: facts.allocatable, Objects: objects})
 		if err != nil {
 			return nil, err
 		}
 		return criconfig.EnvMap(env), nil
 	}
 }
+
+func resourceQuantity(n int64) *resource.Quantity { return resource.NewQuantity(n, resource.DecimalSI) }
+func goos() string                                { return goruntime.GOOS }
+func goarch() string                              { return goruntime.GOARCH }

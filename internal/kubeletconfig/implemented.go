@@ -40,7 +40,6 @@ var implementedFields = []string{
 	"nodeStatusUpdateFrequency",
 	"nodeStatusReportFrequency",
 	"nodeLeaseDurationSeconds",
-	"registerNode",
 	"registerWithTaints",
 	"kubeReserved",
 	"systemReserved",

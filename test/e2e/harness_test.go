@@ -78,9 +78,15 @@ func freePort(t *testing.T) int {
 // startNode starts nodelet; the test's cleanup stops it and removes the pods it ran.
 func startNode(t *testing.T, extraArgs ...string) *node {
 	t.Helper()
+	return startNamedNode(t, "e2e-"+strings.ToLower(randomHex(t, 4)), extraArgs...)
+}
+
+// startNamedNode is startNode with the node name given.
+func startNamedNode(t *testing.T, name string, extraArgs ...string) *node {
+	t.Helper()
 	e := testenv(t)
 	base := t.TempDir()
-	n := &node{t: t, env: e, name: "e2e-" + strings.ToLower(randomHex(t, 4)),
+	n := &node{t: t, env: e, name: name,
 		manifests: filepath.Join(base, "manifests"), rootDir: filepath.Join(base, "root"),
 		logsDir: filepath.Join(base, "pods"), port: freePort(t), extra: extraArgs}
 	if err := os.MkdirAll(n.manifests, 0o755); err != nil {

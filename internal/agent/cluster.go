@@ -1,0 +1,211 @@
+package agent
+
+import (
+	"context"
+	"net"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+
+	"github.com/nodelet/nodelet/internal/admission"
+	"github.com/nodelet/nodelet/internal/apiobjects"
+	"github.com/nodelet/nodelet/internal/cri"
+	"github.com/nodelet/nodelet/internal/mirrorpods"
+	"github.com/nodelet/nodelet/internal/nodestatus"
+	"github.com/nodelet/nodelet/internal/podconfig"
+	"github.com/nodelet/nodelet/internal/podmanager"
+	"github.com/nodelet/nodelet/internal/statusmanager"
+	"github.com/nodelet/nodelet/internal/syncloop"
+)
+
+// ClusterConfig is what API-server mode needs beyond the standalone settings.
+type ClusterConfig struct {
+	// Kubeconfig holds the node's credentials (system:node:<name>); empty means standalone.
+	Kubeconfig      string
+	NodeLabels      map[string]string
+	Taints          []v1.Taint
+	MaxPods         int32
+	KubeReserved    v1.ResourceList
+	SystemReserved  v1.ResourceList
+	UpdateFrequency time.Duration
+	ReportFrequency time.Duration
+	LeaseDuration   time.Duration
+	KubeletPort     int32
+}
+
+// enqueuer asks for pods to be synced (the sync loop's work queue).
+type enqueuer interface {
+	Enqueue(uid types.UID, delay time.Duration)
+}
+
+// cluster holds the components only API-server mode has.
+type cluster struct {
+	client     kubernetes.Interface
+	events     record.EventRecorder
+	stopEvents func()
+	objects    *apiobjects.Manager
+	mirrors    *mirrorpods.Manager
+	node       *nodestatus.Manager
+}
+
+// newCluster builds the API client, the event recorder, the API-object cache and the mirror
+// pod manager; the node status manager comes later, once the runtime answers.
+func newCluster(cfg Config, deps Deps, desired *podmanager.Manager, queue enqueuer) (*cluster, error) {
+	client, err := newKubeClient(cfg.Cluster.Kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	c := &cluster{client: client}
+	c.events, c.stopEvents = startAPIEvents(client, cfg.NodeName)
+	c.objects, err = apiobjects.New(apiobjects.Config{Client: client, Clock: deps.Clock, OnChange: func(uids []types.UID) {
+		for _, uid := range uids {
+			queue.Enqueue(uid, 0)
+		}
+	}})
+	if err != nil {
+		return nil, err
+	}
+	c.mirrors, err = mirrorpods.New(mirrorpods.Config{NodeName: cfg.NodeName, OnChange: func(fullNames []string) {
+		for _, fn := range fullNames {
+			name, ns, _ := strings.Cut(fn, "_") // neither a name nor a namespace holds "_"
+			if pod, ok := desired.ByFullName(name, ns); ok {
+				queue.Enqueue(pod.UID, 0)
+			}
+		}
+	}}, mirrorpods.Deps{Client: client, Clock: deps.Clock, NodeUID: c.nodeUID})
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// nodeUID is the registered Node's UID, "" until registration.
+func (c *cluster) nodeUID() types.UID {
+	if c.node == nil {
+		return ""
+	}
+	return c.node.Node().UID
+}
+
+// startNodeStatus registers the node and keeps its status and lease; it needs the runtime's
+// version, so it starts once the runtime answers.
+func (c *cluster) startNodeStatus(ctx context.Context, g *group, cfg Config, deps Deps, rt *cri.Client, ready func() []error) error {
+	var ips []net.IP
+	for _, s := range strings.Split(cfg.NodeIP, ",") {
+		if ip := net.ParseIP(strings.TrimSpace(s)); ip != nil {
+			ips = append(ips, ip)
+		}
+	}
+	cc := cfg.Cluster
+	node, err := nodestatus.New(nodestatus.Config{
+		NodeName: cfg.NodeName, NodeIPs: ips, Labels: cc.NodeLabels, Taints: cc.Taints, MaxPods: cc.MaxPods,
+		KubeReserved: cc.KubeReserved, SystemReserved: cc.SystemReserved,
+		UpdateFrequency: cc.UpdateFrequency, ReportFrequency: cc.ReportFrequency, LeaseDuration: cc.LeaseDuration,
+		KubeletPort: cc.KubeletPort, Version: Version, Clock: deps.Clock,
+	}, nodestatus.Deps{Client: c.client, Machine: nodestatus.NewHostMachine(cfg.RootDir), Runtime: runtimeVersion{rt},
+		ReadinessErrors: ready, Recorder: c.events})
+	if err != nil {
+		return err
+	}
+	c.node = node
+	g.start("node status", func() error { node.Run(ctx); return nil })
+	// Mirror pods wait for the Node's UID (their owner); retry them once it is known.
+	g.start("mirror pods after registration", func() error {
+		for c.nodeUID() == "" {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-deps.Clock.After(500 * time.Millisecond):
+			}
+		}
+		c.mirrors.RetryPending()
+		return nil
+	})
+	return nil
+}
+
+// runtimeVersion is the CRI client as the node status reports it.
+type runtimeVersion struct{ c *cri.Client }
+
+func (r runtimeVersion) RuntimeName() string { return r.c.Version().GetRuntimeName() }
+func (r runtimeVersion) RuntimeVersion(context.Context) (string, error) {
+	return r.c.Version().GetRuntimeVersion(), nil
+}
+
+// startStatusSync writes pod statuses to the API server.
+func (c *cluster) startStatusSync(ctx context.Context, g *group, deps Deps, statuses *statusmanager.Manager, deletion statusmanager.DeletionSafety) error {
+	s, err := statusmanager.NewAPISync(statusmanager.APISyncConfig{}, statusmanager.APISyncDeps{
+		Client: c.client, Statuses: statuses, Mirrors: c.mirrors, Deletion: deletion, Clock: deps.Clock})
+	if err != nil {
+		return err
+	}
+	g.start("pod status sync", func() error { s.Run(ctx); return nil })
+	return nil
+}
+
+// startAPISource feeds the pods bound to this node into the mux, and their mirror pods to
+// the mirror pod manager.
+func (c *cluster) startAPISource(ctx context.Context, g *group, cfg Config, deps Deps, mux *podconfig.Mux) {
+	klog.InfoS("Watching the API server for pods bound to this node", "node", cfg.NodeName)
+	g.start("api source", func() error {
+		return podconfig.RunAPISource(ctx, podconfig.APIConfig{Client: c.client, NodeName: cfg.NodeName,
+			Sink: mux, Mirrors: c.mirrors, Clock: deps.Clock})
+	})
+}
+
+// registeringDesired is the pod manager that also registers each pod's configMaps and secrets
+// with the API object cache, as upstream's pod manager does with its secret and configMap
+// managers.
+type registeringDesired struct {
+	*podmanager.Manager
+	objects *apiobjects.Manager
+}
+
+var _ syncloop.Desired = registeringDesired{}
+
+func (d registeringDesired) AddOrUpdate(pod *v1.Pod) {
+	d.objects.RegisterPod(pod)
+	d.Manager.AddOrUpdate(pod)
+}
+
+func (d registeringDesired) Remove(pod *v1.Pod) {
+	d.Manager.Remove(pod)
+	d.objects.UnregisterPod(pod)
+}
+
+// nodeAdmission admits pods against the Node (upstream's canAdmitPod) and records a
+// rejection as upstream's rejectPod: a warning event and a Failed status.
+type nodeAdmission struct {
+	node     func() *v1.Node
+	statuses *statusmanager.Manager
+	recorder podRecorder
+}
+
+var _ syncloop.Admission = nodeAdmission{}
+
+func (a nodeAdmission) Admit(pod *v1.Pod, active []*v1.Pod) (bool, string, string) {
+	r := admission.Admit(a.node(), pod, active)
+	return r.Admit, r.Reason, r.Message
+}
+
+func (a nodeAdmission) Reject(pod *v1.Pod, reason, message string) {
+	a.recorder.Eventf(pod, v1.EventTypeWarning, reason, "%s", message)
+	a.statuses.SetPodStatus(pod, admission.RejectedStatus(pod, reason, message))
+}
+
+// standaloneNode is the Node admission checks against without an API server: the machine's
+// allocatable resources and maxPods, and the default labels.
+func standaloneNode(name string, facts nodeFacts, maxPods int32) func() *v1.Node {
+	alloc := facts.allocatable.DeepCopy()
+	alloc[v1.ResourcePods] = *resourceQuantity(int64(maxPods))
+	n := &v1.Node{}
+	n.Name = name
+	n.Labels = map[string]string{v1.LabelHostname: name, v1.LabelOSStable: goos(), v1.LabelArchStable: goarch()}
+	n.Status.Allocatable, n.Status.Capacity = alloc, alloc
+	return func() *v1.Node { return n }
+}

@@ -1,0 +1,68 @@
+package agent
+
+import (
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+
+	"github.com/nodelet/nodelet/internal/events"
+)
+
+// Version is what nodelet reports as the node's kubeletVersion: the upstream release whose
+// behaviour it follows, so that version-skew checks in the control plane see a kubelet they
+// know, marked as nodelet.
+const Version = "v1.37.1-nodelet"
+
+// newKubeClient builds the API client from --kubeconfig with the kubelet's defaults
+// (kubeAPIQPS 50, kubeAPIBurst 100, protobuf for built-in types).
+func newKubeClient(kubeconfig string) (kubernetes.Interface, error) {
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	if err != nil {
+		return nil, fmt.Errorf("load --kubeconfig %s: %w", kubeconfig, err)
+	}
+	cfg.UserAgent = "nodelet/" + Version
+	cfg.QPS, cfg.Burst = 50, 100
+	cfg.ContentType = "application/vnd.kubernetes.protobuf"
+	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	client, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("API client from %s: %w", kubeconfig, err)
+	}
+	return client, nil
+}
+
+// podRecorder records a pod event (runtime.Recorder, prober.Recorder).
+type podRecorder interface {
+	Eventf(pod *v1.Pod, eventType, reason, messageFmt string, args ...any)
+}
+
+// teeRecorder records each event in the local store (GET /events, `nodelet get events`) and,
+// in cluster mode, through client-go's event recorder, which aggregates, rate-limits and posts
+// events to the API server with retries as the kubelet's does.
+type teeRecorder struct {
+	local *events.Store
+	api   record.EventRecorder
+}
+
+var _ podRecorder = (*teeRecorder)(nil)
+
+func (r *teeRecorder) Eventf(pod *v1.Pod, eventType, reason, messageFmt string, args ...any) {
+	r.local.Eventf(pod, eventType, reason, messageFmt, args...)
+	if r.api != nil {
+		r.api.Eventf(pod, eventType, reason, messageFmt, args...)
+	}
+}
+
+// startAPIEvents starts the broadcaster that posts events to the API server; stop ends it.
+func startAPIEvents(client kubernetes.Interface, nodeName string) (rec record.EventRecorder, stop func()) {
+	b := record.NewBroadcaster()
+	b.StartStructuredLogging(klog.Level(4))
+	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
+	return b.NewRecorder(scheme.Scheme, v1.EventSource{Component: events.Component, Host: nodeName}), b.Shutdown
+}

@@ -1,0 +1,237 @@
+package nodestatus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/clock"
+)
+
+// Defaults, as upstream's KubeletConfiguration v1beta1 defaults them.
+const (
+	DefaultMaxPods         = 110
+	DefaultUpdateFrequency = 10 * time.Second
+	DefaultReportFrequency = 5 * time.Minute
+	DefaultLeaseDuration   = 40 * time.Second
+	DefaultKubeletPort     = 10250
+
+	// nodeStatusUpdateRetry is how many times a tick tries to patch the node status
+	// (upstream's nodeStatusUpdateRetry).
+	nodeStatusUpdateRetry = 5
+	// leaseRenewIntervalFraction is the share of the lease duration after which the lease is
+	// renewed (upstream's nodeLeaseRenewIntervalFraction).
+	leaseRenewIntervalFraction = 0.25
+)
+
+// Threshold is a hard eviction threshold's value: an absolute quantity or a share of capacity
+// (upstream's evictionapi.ThresholdValue).
+type Threshold struct {
+	Quantity   *resource.Quantity
+	Percentage float32
+}
+
+// ParseThreshold parses an evictionHard value such as "100Mi" or "10%".
+func ParseThreshold(s string) (Threshold, error) {
+	s = strings.TrimSpace(s)
+	if pct, ok := strings.CutSuffix(s, "%"); ok {
+		f, err := strconv.ParseFloat(pct, 32)
+		if err != nil || f < 0 || f > 100 {
+			return Threshold{}, fmt.Errorf("invalid eviction threshold percentage %q", s)
+		}
+		return Threshold{Percentage: float32(f / 100)}, nil
+	}
+	q, err := resource.ParseQuantity(s)
+	if err != nil {
+		return Threshold{}, fmt.Errorf("invalid eviction threshold %q: %w", s, err)
+	}
+	if q.Sign() < 0 {
+		return Threshold{}, fmt.Errorf("eviction threshold %q must not be negative", s)
+	}
+	return Threshold{Quantity: &q}, nil
+}
+
+// quantity is upstream's evictionapi.GetThresholdQuantity.
+func (t Threshold) quantity(capacity resource.Quantity) resource.Quantity {
+	if t.Quantity != nil {
+		return t.Quantity.DeepCopy()
+	}
+	return *resource.NewQuantity(int64(float64(capacity.Value())*float64(t.Percentage)), resource.BinarySI)
+}
+
+// Config is what the node agent was configured with.
+type Config struct {
+	// NodeName is the Node's name (--hostname-override or the host name). Required.
+	NodeName string
+	// Hostname is the kubernetes.io/hostname label and the Hostname address; default NodeName.
+	Hostname string
+	// NodeIPs are the InternalIP addresses, at most one per family, as upstream's --node-ip
+	// after the caller has chosen and validated them.
+	NodeIPs []net.IP
+	// Labels are --node-labels; they override the default labels at registration.
+	Labels map[string]string
+	// Taints are --register-with-taints.
+	Taints []v1.Taint
+	// MaxPods is the pods capacity; default DefaultMaxPods.
+	MaxPods int32
+	// KubeReserved and SystemReserved are subtracted from capacity to give allocatable.
+	KubeReserved, SystemReserved v1.ResourceList
+	// EvictionHardMemory is evictionHard["memory.available"]; nil means upstream's 100Mi.
+	EvictionHardMemory *Threshold
+	// EvictionHardNodefs is evictionHard["nodefs.available"]; nil means upstream's 10%.
+	EvictionHardNodefs *Threshold
+	// UpdateFrequency is nodeStatusUpdateFrequency: how often the status is computed.
+	UpdateFrequency time.Duration
+	// ReportFrequency is nodeStatusReportFrequency: how often an unchanged status is posted.
+	ReportFrequency time.Duration
+	// LeaseDuration is nodeLeaseDurationSeconds; the lease is renewed every quarter of it.
+	LeaseDuration time.Duration
+	// KubeletPort is status.daemonEndpoints.kubeletEndpoint.Port; default DefaultKubeletPort.
+	KubeletPort int32
+	// Version is reported as status.nodeInfo.kubeletVersion.
+	Version string
+	// Clock drives every timer; default the real clock.
+	Clock clock.WithTicker
+}
+
+// MachineInfo is what the node status reports about the machine.
+type MachineInfo struct {
+	NumCPU         int
+	MemoryCapacity int64 // bytes (MemTotal)
+	SwapCapacity   int64 // bytes (SwapTotal)
+	HugePages      []HugePages
+	// EphemeralStorageCapacity is the size in bytes of the filesystem holding the root
+	// directory; 0 when unknown.
+	EphemeralStorageCapacity int64
+	MachineID, SystemUUID    string
+	BootID                   string
+	KernelVersion            string
+	OSImage                  string
+}
+
+// HugePages is one huge page size and how many pages of it the machine has.
+type HugePages struct {
+	PageSize int64 // bytes
+	Pages    int64
+}
+
+// MachineInfoGetter reads the machine's facts; HostMachine in production.
+type MachineInfoGetter interface {
+	MachineInfo() (MachineInfo, error)
+}
+
+// RuntimeVersioner is the container runtime as the node status reports it.
+type RuntimeVersioner interface {
+	// RuntimeName is the CRI Version call's RuntimeName, such as "containerd".
+	RuntimeName() string
+	// RuntimeVersion is the CRI Version call's RuntimeVersion, such as "v2.4.2".
+	RuntimeVersion(ctx context.Context) (string, error)
+}
+
+// PressureReporter is the eviction manager as the pressure conditions report it.
+type PressureReporter interface {
+	IsUnderMemoryPressure() bool
+	IsUnderDiskPressure() bool
+	IsUnderPIDPressure() bool
+}
+
+// EventRecorder records node events; client-go's record.EventRecorder satisfies it.
+type EventRecorder interface {
+	Eventf(object runtime.Object, eventtype, reason, messageFmt string, args ...interface{})
+}
+
+// Deps are the components the node agent talks to.
+type Deps struct {
+	// Client has the node's credentials (system:node:<name>). Required. Its requests should
+	// time out (upstream bounds heartbeats by min(lease duration, update frequency)).
+	Client kubernetes.Interface
+	// Machine reports the machine's facts. Required.
+	Machine MachineInfoGetter
+	// Runtime reports the container runtime's name and version. Required.
+	Runtime RuntimeVersioner
+	// ReadinessErrors lists why the node is not ready (container runtime down, PLEG not
+	// healthy...); none means Ready. Optional.
+	ReadinessErrors func() []error
+	// Pressure reports resource pressure; nil means none.
+	Pressure PressureReporter
+	// Recorder records the node events upstream records; nil records none.
+	Recorder EventRecorder
+	// OnRepeatedHeartbeatFailure is called when status or lease updates fail repeatedly
+	// (upstream closes the client's connections). Optional.
+	OnRepeatedHeartbeatFailure func()
+}
+
+// withDefaults returns cfg with upstream's defaults filled in.
+func (cfg Config) withDefaults() Config {
+	if cfg.Hostname == "" {
+		cfg.Hostname = cfg.NodeName
+	}
+	if cfg.MaxPods == 0 {
+		cfg.MaxPods = DefaultMaxPods
+	}
+	if cfg.EvictionHardMemory == nil {
+		q := resource.MustParse("100Mi")
+		cfg.EvictionHardMemory = &Threshold{Quantity: &q}
+	}
+	if cfg.EvictionHardNodefs == nil {
+		cfg.EvictionHardNodefs = &Threshold{Percentage: 0.1}
+	}
+	if cfg.UpdateFrequency == 0 {
+		cfg.UpdateFrequency = DefaultUpdateFrequency
+	}
+	if cfg.ReportFrequency == 0 {
+		cfg.ReportFrequency = DefaultReportFrequency
+	}
+	if cfg.LeaseDuration == 0 {
+		cfg.LeaseDuration = DefaultLeaseDuration
+	}
+	if cfg.KubeletPort == 0 {
+		cfg.KubeletPort = DefaultKubeletPort
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	return cfg
+}
+
+func (cfg Config) validate() error {
+	var errs []error
+	if cfg.NodeName == "" {
+		errs = append(errs, errors.New("NodeName is required"))
+	}
+	if len(cfg.NodeIPs) > 2 {
+		errs = append(errs, fmt.Errorf("NodeIPs: at most two addresses (one per family), got %d", len(cfg.NodeIPs)))
+	}
+	if cfg.MaxPods < 0 {
+		errs = append(errs, fmt.Errorf("MaxPods: must not be negative, got %d", cfg.MaxPods))
+	}
+	if cfg.LeaseDuration < time.Second {
+		errs = append(errs, fmt.Errorf("LeaseDuration: must be at least 1s, got %s", cfg.LeaseDuration))
+	}
+	if cfg.UpdateFrequency < 0 || cfg.ReportFrequency < 0 {
+		errs = append(errs, errors.New("UpdateFrequency and ReportFrequency must be positive"))
+	}
+	return errors.Join(errs...)
+}
+
+func (d Deps) validate() error {
+	var errs []error
+	if d.Client == nil {
+		errs = append(errs, errors.New("Deps.Client is required"))
+	}
+	if d.Machine == nil {
+		errs = append(errs, errors.New("Deps.Machine is required"))
+	}
+	if d.Runtime == nil {
+		errs = append(errs, errors.New("Deps.Runtime is required"))
+	}
+	return errors.Join(errs...)
+}
