@@ -155,9 +155,12 @@ func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *v1.Pod, ps *contai
 	return nil
 }
 
-// SyncTerminatedPod records the final status and forgets the pod's waiting reasons.
+// SyncTerminatedPod records the final status, with every container that did not end reported
+// as failed and a terminal phase (upstream's TerminatePod), and forgets the pod's waiting
+// reasons.
 func (s *Syncer) SyncTerminatedPod(_ context.Context, pod *v1.Pod, ps *container.PodStatus) error {
-	s.generate(pod, ps, true)
+	final := status.Terminate(pod, s.generate(pod, ps, true), podconfig.IsStaticPod(pod))
+	s.statuses.SetPodStatus(pod, final)
 	s.mu.Lock()
 	delete(s.waiting, pod.UID)
 	s.mu.Unlock()

@@ -149,6 +149,16 @@ func startClusterNode(t *testing.T, extraArgs ...string) *clusterNode {
 	kubeconfig := strings.TrimSpace(string(out))
 	args := append([]string{"--kubeconfig", kubeconfig, "--node-ip", "127.0.0.1",
 		"--node-status-update-frequency", "2s"}, extraArgs...)
+	// Cleanups run last-registered first: API pods go, then nodelet stops (the node's own
+	// cleanup), then the Node and its Lease are deleted so nodelet cannot renew them meanwhile.
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = c.client.CoordinationV1().Leases("kube-node-lease").Delete(ctx, name, metav1.DeleteOptions{})
+		if err := c.client.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("cleanup: delete node %s: %v", name, err)
+		}
+	})
 	n := startNamedNode(t, name, args...)
 	cn := &clusterNode{node: n, cp: c}
 	t.Cleanup(cn.cleanupAPI)
@@ -166,24 +176,18 @@ func (cn *clusterNode) cleanupAPI() {
 				_ = cn.cp.client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](1)})
 			}
 		}
-		for ctx.Err() == nil {
+		for {
 			pods, err := cn.cp.client.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + cn.name})
 			if err == nil && len(nonMirror(pods.Items)) == 0 {
+				break
+			}
+			if ctx.Err() != nil {
+				t.Errorf("cleanup: pods deleted through the API were not removed by nodelet within 90 s: %v", err)
 				break
 			}
 			time.Sleep(500 * time.Millisecond)
 		}
 	}
-	// The node's own cleanup (static pods, sandboxes, mounts) runs after this one; the Node
-	// object goes last so nodelet does not re-register it while stopping.
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = cn.cp.client.CoordinationV1().Leases("kube-node-lease").Delete(ctx, cn.name, metav1.DeleteOptions{})
-		if err := cn.cp.client.CoreV1().Nodes().Delete(ctx, cn.name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
-			t.Errorf("cleanup: delete node %s: %v", cn.name, err)
-		}
-	})
 }
 
 func nonMirror(pods []v1.Pod) []v1.Pod {
