@@ -46,6 +46,7 @@ type enqueuer interface {
 // cluster holds the components only API-server mode has.
 type cluster struct {
 	client     kubernetes.Interface
+	heartbeat  kubernetes.Interface
 	events     record.EventRecorder
 	stopEvents func()
 	objects    *apiobjects.Manager
@@ -56,11 +57,15 @@ type cluster struct {
 // newCluster builds the API client, the event recorder, the API-object cache and the mirror
 // pod manager; the node status manager comes later, once the runtime answers.
 func newCluster(cfg Config, deps Deps, desired *podmanager.Manager, queue enqueuer) (*cluster, error) {
-	client, err := newKubeClient(cfg.Cluster.Kubeconfig)
+	hbTimeout := min(cfg.Cluster.UpdateFrequency, cfg.Cluster.LeaseDuration)
+	if hbTimeout <= 0 {
+		hbTimeout = 10 * time.Second
+	}
+	client, heartbeat, err := newKubeClients(cfg.Cluster.Kubeconfig, hbTimeout)
 	if err != nil {
 		return nil, err
 	}
-	c := &cluster{client: client}
+	c := &cluster{client: client, heartbeat: heartbeat}
 	c.events, c.stopEvents = startAPIEvents(client, cfg.NodeName)
 	c.objects, err = apiobjects.New(apiobjects.Config{Client: client, Clock: deps.Clock, OnChange: func(uids []types.UID) {
 		for _, uid := range uids {
@@ -107,7 +112,7 @@ func (c *cluster) startNodeStatus(ctx context.Context, g *group, cfg Config, dep
 		KubeReserved: cc.KubeReserved, SystemReserved: cc.SystemReserved,
 		UpdateFrequency: cc.UpdateFrequency, ReportFrequency: cc.ReportFrequency, LeaseDuration: cc.LeaseDuration,
 		KubeletPort: cc.KubeletPort, Version: Version, Clock: deps.Clock,
-	}, nodestatus.Deps{Client: c.client, Machine: nodestatus.NewHostMachine(cfg.RootDir), Runtime: runtimeVersion{rt},
+	}, nodestatus.Deps{Client: c.client, HeartbeatClient: c.heartbeat, Machine: nodestatus.NewHostMachine(cfg.RootDir), Runtime: runtimeVersion{rt},
 		ReadinessErrors: ready, Recorder: c.events})
 	if err != nil {
 		return err

@@ -2,11 +2,13 @@ package agent
 
 import (
 	"fmt"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
@@ -19,22 +21,28 @@ import (
 // know, marked as nodelet.
 const Version = "v1.37.1-nodelet"
 
-// newKubeClient builds the API client from --kubeconfig with the kubelet's defaults
-// (kubeAPIQPS 50, kubeAPIBurst 100, protobuf for built-in types).
-func newKubeClient(kubeconfig string) (kubernetes.Interface, error) {
+// newKubeClients builds the API clients from --kubeconfig with the kubelet's defaults
+// (kubeAPIQPS 50, kubeAPIBurst 100, protobuf for built-in types), and the heartbeat client
+// upstream uses for node status and the lease: no rate limit, and requests that time out
+// after heartbeatTimeout.
+func newKubeClients(kubeconfig string, heartbeatTimeout time.Duration) (client, heartbeat kubernetes.Interface, err error) {
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
-		return nil, fmt.Errorf("load --kubeconfig %s: %w", kubeconfig, err)
+		return nil, nil, fmt.Errorf("load --kubeconfig %s: %w", kubeconfig, err)
 	}
 	cfg.UserAgent = "nodelet/" + Version
 	cfg.QPS, cfg.Burst = 50, 100
 	cfg.ContentType = "application/vnd.kubernetes.protobuf"
 	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
-	client, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("API client from %s: %w", kubeconfig, err)
+	if client, err = kubernetes.NewForConfig(cfg); err != nil {
+		return nil, nil, fmt.Errorf("API client from %s: %w", kubeconfig, err)
 	}
-	return client, nil
+	hb := rest.CopyConfig(cfg)
+	hb.Timeout, hb.QPS = heartbeatTimeout, -1
+	if heartbeat, err = kubernetes.NewForConfig(hb); err != nil {
+		return nil, nil, fmt.Errorf("API heartbeat client from %s: %w", kubeconfig, err)
+	}
+	return client, heartbeat, nil
 }
 
 // podRecorder records a pod event (runtime.Recorder, prober.Recorder).

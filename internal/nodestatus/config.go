@@ -153,6 +153,11 @@ type Deps struct {
 	// Client has the node's credentials (system:node:<name>). Required. Its requests should
 	// time out (upstream bounds heartbeats by min(lease duration, update frequency)).
 	Client kubernetes.Interface
+	// HeartbeatClient, when set, is used for status updates and the lease: upstream gives them
+	// a client of their own whose requests time out after min(nodeStatusUpdateFrequency,
+	// nodeLeaseDuration), so that a request hanging on a restarting API server does not hold
+	// back the heartbeat. Default: Client.
+	HeartbeatClient kubernetes.Interface
 	// Machine reports the machine's facts. Required.
 	Machine MachineInfoGetter
 	// Runtime reports the container runtime's name and version. Required.
@@ -234,4 +239,12 @@ func (d Deps) validate() error {
 		errs = append(errs, errors.New("Deps.Runtime is required"))
 	}
 	return errors.Join(errs...)
+}
+
+// heartbeat is the client for status updates and the lease.
+func (d Deps) heartbeat() kubernetes.Interface {
+	if d.HeartbeatClient != nil {
+		return d.HeartbeatClient
+	}
+	return d.Client
 }

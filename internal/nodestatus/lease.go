@@ -17,7 +17,7 @@ import (
 // the renew time comes from the configured clock.
 func (m *Manager) newLeaseController(ctx context.Context) lease.Controller {
 	renewInterval := time.Duration(float64(m.cfg.LeaseDuration) * leaseRenewIntervalFraction)
-	return lease.NewController(m.clock, m.deps.Client, m.cfg.NodeName, m.leaseDurationSeconds(),
+	return lease.NewController(m.clock, m.deps.heartbeat(), m.cfg.NodeName, m.leaseDurationSeconds(),
 		m.deps.OnRepeatedHeartbeatFailure, renewInterval, m.cfg.NodeName, v1.NamespaceNodeLease,
 		func(l *coordinationv1.Lease) error { return m.setLeaseOwner(ctx, l) })
 }
@@ -36,7 +36,7 @@ func (m *Manager) setLeaseOwner(ctx context.Context, l *coordinationv1.Lease) er
 	node := m.apiNode()
 	if node == nil || node.UID == "" {
 		var err error
-		node, err = m.deps.Client.CoreV1().Nodes().Get(ctx, m.cfg.NodeName, metav1.GetOptions{})
+		node, err = m.deps.heartbeat().CoreV1().Nodes().Get(ctx, m.cfg.NodeName, metav1.GetOptions{})
 		if err != nil {
 			return fmt.Errorf("get node %q to own its lease: %w", m.cfg.NodeName, err)
 		}

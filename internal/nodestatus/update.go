@@ -59,7 +59,7 @@ func (m *Manager) tryUpdateNodeStatus(ctx context.Context, try int) error {
 	original := m.apiNode()
 	if try > 0 || original == nil {
 		var err error
-		original, err = m.deps.Client.CoreV1().Nodes().Get(ctx, m.cfg.NodeName, metav1.GetOptions{})
+		original, err = m.deps.heartbeat().CoreV1().Nodes().Get(ctx, m.cfg.NodeName, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return fmt.Errorf("error getting node %q: %w (the Node object was deleted; restart nodelet to register it again)", m.cfg.NodeName, err)
 		}
@@ -80,7 +80,7 @@ func (m *Manager) tryUpdateNodeStatus(ctx context.Context, try int) error {
 	} else {
 		m.reportDelay = 0
 	}
-	updated, _, err := nodeutil.PatchNodeStatus(m.deps.Client.CoreV1(), types.NodeName(m.cfg.NodeName), original, node)
+	updated, _, err := nodeutil.PatchNodeStatus(m.deps.heartbeat().CoreV1(), types.NodeName(m.cfg.NodeName), original, node)
 	if err != nil {
 		return err
 	}

@@ -101,6 +101,9 @@ func NewAPISync(cfg APISyncConfig, deps APISyncDeps) (*APISync, error) {
 		replaced: map[types.UID]bool{}}, nil
 }
 
+// requestTimeout bounds the API calls that write one pod's status.
+const requestTimeout = 10 * time.Second
+
 // Run writes statuses until ctx ends.
 func (a *APISync) Run(ctx context.Context) {
 	klog.InfoS("Starting to sync pod status with the API server", "period", a.cfg.Period)
@@ -183,6 +186,10 @@ func (a *APISync) syncBatch(ctx context.Context, all bool) int {
 // syncOne is upstream's syncPod: get the object, check it is the same one, patch its status,
 // and delete it if it is finished.
 func (a *APISync) syncOne(ctx context.Context, w work) {
+	// A request must not hang on an API server that is starting: one pod's write would hold
+	// back every other's.
+	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
 	uid := w.Pod.UID
 	if latest := a.written[w.target.UID]; latest > w.Version {
 		klog.V(4).InfoS("A newer status was written already; skipping an older one", "pod", klog.KObj(w.Pod), "podUID", uid, "version", w.Version, "written", latest)
