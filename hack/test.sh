@@ -24,10 +24,13 @@ go test -race -count=1 $(go list ./... | grep -v /test/e2e)
 step "fuzzing: FuzzManifest for ${FUZZTIME:=20s}"
 go test -run '^$' -fuzz '^FuzzManifest$' -fuzztime "$FUZZTIME" ./internal/podconfig
 
-step "end-to-end tests on containerd, runc, CNI and a local registry"
+step "end-to-end tests on containerd, runc, CNI and a local registry; cluster mode against etcd + kube-apiserver v1.37"
+bash hack/cluster.sh build
 go test -count=1 -timeout 30m -v ./test/e2e/
 
 step "teardown, and nothing left behind"
+bash hack/cluster.sh down
+bash hack/cluster.sh check-clean
 bash hack/testenv.sh down
 bash hack/testenv.sh check-clean
 echo "all checks passed"

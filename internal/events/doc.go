@@ -34,13 +34,9 @@
 // Every Eventf call is also logged with klog: Warning events at level 0 and Normal events at
 // V(2), as klog.InfoS("Event", "pod", ..., "type", ..., "reason", ..., "message", ...).
 //
-// Sending to the API server (cluster mode) is not implemented. Its seam is the Sink interface
-// (SetSink): the Store hands every new event and every update of a repeated one to the Sink, in
-// recording order. An API Sink would do what upstream's recordToSink does: create the event
-// when its count is 1 and patch count, lastTimestamp and message (by name, in the event's
-// namespace) when it is above 1, creating it when the patch finds no event; it would queue and
-// retry (12 tries, about 10 s apart) off the caller's goroutine, since Send is called with the
-// Store's lock held and must not block.
+// In cluster mode the agent also hands every event to client-go's event recorder, which
+// aggregates, rate-limits and posts it to the API server (upstream's recordToSink); this Store
+// stays the node's local view.
 //
 // Reading order: store.go.
 package events

@@ -23,15 +23,6 @@ const Component = "kubelet"
 // maxNameLength is the length limit of an event's name, a DNS subdomain.
 const maxNameLength = 253
 
-// Sink receives each event the Store records, for cluster mode to send it to the API server
-// (see the package documentation). Send gets a copy it owns: a new event when Count is 1, an
-// update of the event of the same name (new count, lastTimestamp) when Count is above 1. Send
-// is called with the Store's lock held, in recording order: it must not block, and must not
-// call the Store.
-type Sink interface {
-	Send(event *v1.Event)
-}
-
 // key identifies an event for deduplication: upstream's getEventKey without the source, which
 // is the same for every event of a Store.
 type key struct {
@@ -53,7 +44,6 @@ type Store struct {
 	// seen orders the events (*entry values) by when they were last recorded, least recent
 	// first: the front is evicted when the Store is full.
 	seen *list.List
-	sink Sink
 }
 
 // entry is a stored event and its key.
@@ -75,14 +65,6 @@ func New(clk clock.PassiveClock, nodeName string, capacity int) *Store {
 		byKey:    map[key]*list.Element{},
 		seen:     list.New(),
 	}
-}
-
-// SetSink makes the Store hand every new or updated event to sink (nil stops it). It is the seam
-// for sending events to the API server in cluster mode.
-func (s *Store) SetSink(sink Sink) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.sink = sink
 }
 
 // Eventf records an event about pod, as the kubelet's recorder does: the message is
@@ -134,7 +116,6 @@ func (s *Store) record(ref v1.ObjectReference, eventType, reason, message string
 		event.Count++
 		event.LastTimestamp = now
 		s.seen.MoveToBack(el)
-		s.send(event)
 		return
 	}
 	for s.seen.Len() >= s.capacity {
@@ -161,13 +142,6 @@ func (s *Store) record(ref v1.ObjectReference, eventType, reason, message string
 		ReportingInstance:   s.source.Host,
 	}}
 	s.byKey[k] = s.seen.PushBack(e)
-	s.send(&e.event)
-}
-
-func (s *Store) send(event *v1.Event) {
-	if s.sink != nil {
-		s.sink.Send(event.DeepCopy())
-	}
 }
 
 // eventName is upstream's util.GenerateEventName, "<object>.<hex unix nanoseconds>", except that

@@ -195,42 +195,6 @@ func TestListReturnsCopies(t *testing.T) {
 	}
 }
 
-// fakeSink records what it is sent.
-type fakeSink struct{ sent []*v1.Event }
-
-func (f *fakeSink) Send(e *v1.Event) { f.sent = append(f.sent, e) }
-
-func TestSinkGetsNewAndUpdatedEvents(t *testing.T) {
-	clk := testingclock.NewFakePassiveClock(t0)
-	s := New(clk, "n", 10)
-	s.Eventf(pod("default", "web"), v1.EventTypeNormal, "Before", "not sent")
-	sink := &fakeSink{}
-	s.SetSink(sink)
-	s.Eventf(pod("default", "web"), v1.EventTypeWarning, "BackOff", "x")
-	clk.SetTime(t0.Add(time.Second))
-	s.Eventf(pod("default", "web"), v1.EventTypeWarning, "BackOff", "x")
-	s.Eventf(pod("default", "web"), v1.EventTypeNormal, "Before", "not sent")
-	if got := summary(derefs(sink.sent)); !reflect.DeepEqual(got, []string{
-		`default/web Warning BackOff "x" x1 0s..0s`,
-		`default/web Warning BackOff "x" x2 0s..1s`,
-		`default/web Normal Before "not sent" x2 0s..1s`,
-	}) {
-		t.Fatalf("sent %q", got)
-	}
-	if sink.sent[0].Name != sink.sent[1].Name {
-		t.Errorf("an update has another name: %q, %q", sink.sent[0].Name, sink.sent[1].Name)
-	}
-	sink.sent[1].Count = 99
-	if e := s.List("", "web"); e[0].Count != 2 {
-		t.Errorf("the sink's copy is the store's: %+v", e[0])
-	}
-	s.SetSink(nil)
-	s.Eventf(pod("default", "web"), v1.EventTypeWarning, "BackOff", "x")
-	if len(sink.sent) != 3 {
-		t.Errorf("sent after SetSink(nil): %d", len(sink.sent))
-	}
-}
-
 func derefs(events []*v1.Event) []v1.Event {
 	out := make([]v1.Event, 0, len(events))
 	for _, e := range events {

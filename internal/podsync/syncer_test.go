@@ -130,6 +130,28 @@ func TestSyncTerminatingPod(t *testing.T) {
 	if err := s.SyncTerminatedPod(context.Background(), p, rt.after); err != nil {
 		t.Fatal(err)
 	}
+	if st, _ := sm.GetPodStatus("u"); st.Phase != v1.PodFailed {
+		t.Errorf("terminated pod (restartPolicy Always, killed) phase %s, want Failed", st.Phase)
+	}
+}
+
+// A pod deleted before its container ever started (its image cannot be pulled) still ends in a
+// terminal phase, so the API server is told it may forget the pod.
+func TestSyncTerminatedPodNeverStarted(t *testing.T) {
+	sm := statusmanager.New(podmanager.New())
+	p := pod()
+	p.Spec.RestartPolicy = v1.RestartPolicyAlways
+	s := New(Config{}, &fakeRuntime{}, sm, &fakeProbes{}, clocktesting.NewFakeClock(time.Unix(100, 0)))
+	if err := s.SyncTerminatedPod(context.Background(), p, &container.PodStatus{ID: "u"}); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := sm.GetPodStatus("u")
+	if st.Phase != v1.PodFailed {
+		t.Errorf("phase %s, want Failed", st.Phase)
+	}
+	if term := st.ContainerStatuses[0].State.Terminated; term == nil || term.Reason != status.ReasonContainerStatusUnknown || term.ExitCode != 137 {
+		t.Errorf("container state %+v, want terminated ContainerStatusUnknown 137", st.ContainerStatuses[0].State)
+	}
 }
 
 // fakeMirrors records the pods it was asked to sync, and what the runtime had done by then.

@@ -36,6 +36,7 @@ func sharedByKubelet(t v1.PodConditionType) bool { return t == v1.DisruptionTarg
 // kubelet owns (its conditions compared by status, reason and message; resource claim statuses
 // ignored, as they belong to the scheduler and the DRA drivers).
 func equalByKubelet(old, cur *v1.PodStatus) bool {
+	old, cur = normalizedTimes(old), normalizedTimes(cur)
 	pick := func(s *v1.PodStatus) map[v1.PodConditionType]v1.PodCondition {
 		out := map[v1.PodConditionType]v1.PodCondition{}
 		for _, c := range s.Conditions {
@@ -162,4 +163,37 @@ func statusPatch(uid types.UID, old, cur v1.PodStatus) (patch []byte, unchanged 
 		return nil, false, fmt.Errorf("create the status patch: %w", err)
 	}
 	return patch, bytes.Equal(patch, fmt.Appendf(nil, `{"metadata":{"uid":%q}}`, uid)), nil
+}
+
+// normalizedTimes is a copy of s with every timestamp cut to whole seconds, as upstream's
+// normalizeStatus does: the API server stores RFC 3339 seconds, so a status read back from it
+// must compare equal to the one written.
+func normalizedTimes(s *v1.PodStatus) *v1.PodStatus {
+	c := s.DeepCopy()
+	cut := func(t *metav1.Time) {
+		if t != nil {
+			*t = t.Rfc3339Copy()
+		}
+	}
+	cut(c.StartTime)
+	for i := range c.Conditions {
+		cut(&c.Conditions[i].LastProbeTime)
+		cut(&c.Conditions[i].LastTransitionTime)
+	}
+	state := func(st *v1.ContainerState) {
+		if st.Running != nil {
+			cut(&st.Running.StartedAt)
+		}
+		if st.Terminated != nil {
+			cut(&st.Terminated.StartedAt)
+			cut(&st.Terminated.FinishedAt)
+		}
+	}
+	for _, list := range [][]v1.ContainerStatus{c.InitContainerStatuses, c.ContainerStatuses, c.EphemeralContainerStatuses} {
+		for i := range list {
+			state(&list[i].State)
+			state(&list[i].LastTerminationState)
+		}
+	}
+	return c
 }

@@ -187,3 +187,25 @@ func TestStatusPatch(t *testing.T) {
 		t.Errorf("patch %s: want the UID as a precondition and only the changed condition", patch)
 	}
 }
+
+// A status read back from the API server (whole seconds) equals the one written.
+func TestEqualByKubeletIgnoresSubSecondTimes(t *testing.T) {
+	at := metav1.NewTime(time.Date(2026, 11, 23, 17, 0, 0, 123456789, time.UTC))
+	stored := metav1.NewTime(at.Truncate(time.Second))
+	local := &v1.PodStatus{Phase: v1.PodSucceeded, StartTime: &at,
+		Conditions: []v1.PodCondition{{Type: v1.PodReady, Status: v1.ConditionFalse, LastTransitionTime: at}},
+		ContainerStatuses: []v1.ContainerStatus{{Name: "a", State: v1.ContainerState{
+			Terminated: &v1.ContainerStateTerminated{StartedAt: at, FinishedAt: at}}}}}
+	api := local.DeepCopy()
+	api.StartTime = &stored
+	api.Conditions[0].LastTransitionTime = stored
+	api.ContainerStatuses[0].State.Terminated.StartedAt = stored
+	api.ContainerStatuses[0].State.Terminated.FinishedAt = stored
+	if !equalByKubelet(api, local) {
+		t.Error("statuses differing only below a second compare unequal: every pass would GET the pod again")
+	}
+	api.ContainerStatuses[0].State.Terminated.ExitCode = 1
+	if equalByKubelet(api, local) {
+		t.Error("a real difference was missed")
+	}
+}

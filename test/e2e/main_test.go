@@ -31,7 +31,18 @@ func runTests(m *testing.M) int {
 		return m.Run()
 	}
 	wasUp := testenvUp()
+	clusterWasUp := clusterUp()
 	code := m.Run()
+	// The control plane goes down first: it may hold nothing of the runtime's, but its
+	// processes should not outlive a run that started them.
+	if cp != nil && !clusterWasUp && os.Getenv("NODELET_E2E_KEEP_ENV") == "" {
+		if out, err := runCluster("down"); err != nil {
+			fmt.Fprintf(os.Stderr, "e2e: %s down failed: %v\n%s", clusterScript, err, out)
+			if code == 0 {
+				code = 1
+			}
+		}
+	}
 	if wasUp || os.Getenv("NODELET_E2E_KEEP_ENV") != "" || !testenvUp() {
 		return code
 	}
@@ -42,6 +53,12 @@ func runTests(m *testing.M) int {
 		}
 	}
 	return code
+}
+
+// clusterUp reports whether the control plane's processes run.
+func clusterUp() bool {
+	_, err := runCluster("status")
+	return err == nil
 }
 
 // testenvUp reports whether the test environment's daemons run.
