@@ -50,7 +50,7 @@ run-cluster: testenv-up cluster-up build
 	echo "  kubectl get nodes"; \
 	echo; \
 	unset KUBECONFIG; \
-	exec $(BIN) --kubeconfig "$$node_kubeconfig" \
+	exec $(BIN) --kubeconfig "$$node_kubeconfig" --pod-manifest-path examples/ \
 	  --container-runtime-endpoint unix://$(TESTENV_DIR)/containerd.sock \
 	  --root-dir /var/lib/nodelet --hostname-override $(NODE_NAME) -v 2
 

@@ -31,7 +31,7 @@ func (m *Manager) statusLoop(ctx context.Context) {
 }
 
 // syncNodeStatus is upstream's updateNodeStatus: up to nodeStatusUpdateRetry tries, the first
-// from the last known Node, the others from a fresh GET. Failures are logged; the next tick
+// from the API server's cache, the others from a fresh GET. Failures are logged; the next tick
 // tries again.
 func (m *Manager) syncNodeStatus(ctx context.Context) {
 	var errs []error
@@ -56,16 +56,21 @@ func (m *Manager) syncNodeStatus(ctx context.Context) {
 // tryUpdateNodeStatus is upstream's: compute the status on a copy of the node and patch it
 // if it changed (heartbeats aside) or the report period expired.
 func (m *Manager) tryUpdateNodeStatus(ctx context.Context, try int) error {
-	original := m.apiNode()
-	if try > 0 || original == nil {
-		var err error
-		original, err = m.deps.heartbeat().CoreV1().Nodes().Get(ctx, m.cfg.NodeName, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return fmt.Errorf("error getting node %q: %w (the Node object was deleted; restart nodelet to register it again)", m.cfg.NodeName, err)
-		}
-		if err != nil {
-			return fmt.Errorf("error getting node %q: %w", m.cfg.NodeName, err)
-		}
+	// As upstream, the first try reads the API server's cache (resourceVersion "0") and the
+	// others read etcd. Not the node informer: after an outage its watch may be re-established
+	// only after a back-off of up to a minute, and a status computed against its stale copy
+	// (Ready=True) would not see that the node lifecycle controller set Ready=Unknown
+	// meanwhile, so the node would stay NotReady until the next report period.
+	opts := metav1.GetOptions{}
+	if try == 0 {
+		opts.ResourceVersion = "0"
+	}
+	original, err := m.deps.heartbeat().CoreV1().Nodes().Get(ctx, m.cfg.NodeName, opts)
+	if apierrors.IsNotFound(err) {
+		return fmt.Errorf("error getting node %q: %w (the Node object was deleted; restart nodelet to register it again)", m.cfg.NodeName, err)
+	}
+	if err != nil {
+		return fmt.Errorf("error getting node %q: %w", m.cfg.NodeName, err)
 	}
 
 	node, events, changed := m.updateNode(ctx, original)

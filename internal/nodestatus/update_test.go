@@ -118,8 +118,8 @@ func TestReportDelayAfterChange(t *testing.T) {
 	}
 }
 
-// TestStatusUpdateSurvivesOutage: a tick during an outage tries 5 times (the first from the
-// last known node, the others from a GET), then gives up until the next tick, which catches up.
+// TestStatusUpdateSurvivesOutage: a tick during an outage tries 5 times (the first reading the
+// API server's cache, the others etcd), then gives up until the next tick, which catches up.
 func TestStatusUpdateSurvivesOutage(t *testing.T) {
 	clk := testingclock.NewFakeClock(t0)
 	env := newTestEnv(t, clk)
@@ -140,11 +140,19 @@ func TestStatusUpdateSurvivesOutage(t *testing.T) {
 	env.readiness.set(errors.New("container runtime is down"))
 	env.client.ClearActions()
 	env.m.syncNodeStatus(ctx)
-	if got := countActions(env.client, "patch", "nodes", "status"); got != 1 {
-		t.Errorf("patches during outage = %d, want 1 (the first try)", got)
+	if got := countActions(env.client, "patch", "nodes", "status"); got != 0 {
+		t.Errorf("patches during outage = %d, want 0 (every GET failed)", got)
 	}
-	if got := countActions(env.client, "get", "nodes", ""); got != 4 {
-		t.Errorf("gets during outage = %d, want 4 (tries 2-5)", got)
+	var fromCache int
+	for _, a := range env.client.Actions() {
+		if g, ok := a.(clienttesting.GetActionImpl); ok && g.GetResource().Resource == "nodes" {
+			if g.GetOptions.ResourceVersion == "0" {
+				fromCache++
+			}
+		}
+	}
+	if got := countActions(env.client, "get", "nodes", ""); got != 5 || fromCache != 1 {
+		t.Errorf("gets during outage = %d (%d from the cache), want 5 with the first from the cache", got, fromCache)
 	}
 	if failures != 4 {
 		t.Errorf("OnRepeatedHeartbeatFailure called %d times, want 4", failures)
@@ -205,4 +213,35 @@ func TestSchedulableEvents(t *testing.T) {
 		"Node/node-a Normal NodeSchedulable: Node node-a status is now: NodeSchedulable",
 	}
 	check(t, "events", want, env.recorder.list()[3:])
+}
+
+// TestStatusUpdateAfterControllerMarkedUnknown: the node lifecycle controller set Ready=Unknown
+// while nodelet could not reach the API server; the next update sees it (it reads the API
+// server, not its own last copy) and posts Ready=True at once, not at the next report period.
+func TestStatusUpdateAfterControllerMarkedUnknown(t *testing.T) {
+	clk := testingclock.NewFakeClock(t0)
+	env := newTestEnv(t, clk)
+	registered(t, env)
+	ctx := context.Background()
+	env.m.syncNodeStatus(ctx)
+
+	node := apiNode(t, env).DeepCopy()
+	for i := range node.Status.Conditions {
+		if node.Status.Conditions[i].Type == v1.NodeReady {
+			node.Status.Conditions[i].Status = v1.ConditionUnknown
+			node.Status.Conditions[i].Reason = "NodeStatusUnknown"
+		}
+	}
+	if _, err := env.client.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	clk.Step(10 * time.Second)
+	env.client.ClearActions()
+	env.m.syncNodeStatus(ctx)
+	if got := countActions(env.client, "patch", "nodes", "status"); got != 1 {
+		t.Fatalf("patches = %d, want 1: Unknown must be corrected at once", got)
+	}
+	if ready := condition(apiNode(t, env), v1.NodeReady); ready.Status != v1.ConditionTrue || ready.Reason != "KubeletReady" {
+		t.Errorf("Ready = %+v, want True/KubeletReady", ready)
+	}
 }

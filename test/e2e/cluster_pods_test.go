@@ -64,6 +64,26 @@ spec:
 	if got := cn.cp.kubectl(t, "get", "pod", name, "-o", "jsonpath={.status.phase}"); got != "Running" {
 		t.Errorf("kubectl get pod: phase %q", got)
 	}
+	// The node's events reach the API server, next to the scheduler's.
+	deadline := time.Now().Add(30 * time.Second)
+	var reasons map[string]string
+	for time.Now().Before(deadline) {
+		evs, err := cn.cp.client.CoreV1().Events("default").List(context.Background(),
+			metav1.ListOptions{FieldSelector: "involvedObject.name=" + name})
+		if err == nil {
+			reasons = map[string]string{}
+			for _, e := range evs.Items {
+				reasons[e.Reason] = e.Source.Component + "/" + e.Source.Host
+			}
+			if reasons["Started"] != "" && reasons["Scheduled"] != "" {
+				break
+			}
+		}
+		time.Sleep(time.Second)
+	}
+	if reasons["Started"] != "kubelet/"+cn.name || reasons["Created"] != "kubelet/"+cn.name || reasons["Scheduled"] == "" {
+		t.Errorf("events in the API by reason (source): %v; want Scheduled, and Created and Started from kubelet/%s", reasons, cn.name)
+	}
 
 	start := time.Now()
 	cn.cp.kubectl(t, "delete", "pod", name, "--wait=true", "--timeout=60s")
