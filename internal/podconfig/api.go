@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -64,9 +65,17 @@ func RunAPISource(ctx context.Context, cfg APIConfig) error {
 	lw := cache.ToListWatcherWithWatchListSemantics(s.listWatch(), cfg.Client)
 	store := cache.NewUndeltaStore(s.push, cache.MetaNamespaceKeyFunc)
 	r := cache.NewReflectorWithOptions(lw, &v1.Pod{}, store, cache.ReflectorOptions{
-		Name: "api pod source", Clock: cfg.Clock, TypeDescription: "*v1.Pod"})
+		Name: "api pod source", Clock: cfg.Clock, TypeDescription: "*v1.Pod", Backoff: apiSourceBackoff()})
 	r.RunWithContext(ctx)
 	return nil
+}
+
+// apiSourceBackoff is the re-list back-off after the API server failed. client-go's default
+// grows to 30 s with full jitter, so a node could miss for up to a minute after an outage that
+// pods were deleted, or that the node lifecycle controller marked them not ready. A node lists
+// only its own pods, so a retry every 10 s at most (with half jitter) is cheap.
+func apiSourceBackoff() *wait.Backoff {
+	return &wait.Backoff{Duration: 800 * time.Millisecond, Factor: 2, Jitter: 0.5, Steps: 1 << 20, Cap: 10 * time.Second}
 }
 
 // waitUntil polls cond every NodeSyncPollPeriod; false when ctx ended first.
