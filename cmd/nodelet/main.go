@@ -15,8 +15,6 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
-	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
@@ -57,12 +55,12 @@ func run(args []string) int {
 		// Standalone: the unauthenticated read-only API listens on loopback only.
 		readOnly = net.JoinHostPort("127.0.0.1", strconv.Itoa(int(kc.ReadOnlyPort)))
 	}
-	kubeReserved, err := resourceList("kubeReserved", kc.KubeReserved)
+	kubeReserved, err := kubeletconfig.ResourceList("kubeReserved", kc.KubeReserved)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "nodelet: %v\n", err)
 		return 2
 	}
-	systemReserved, err := resourceList("systemReserved", kc.SystemReserved)
+	systemReserved, err := kubeletconfig.ResourceList("systemReserved", kc.SystemReserved)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "nodelet: %v\n", err)
 		return 2
@@ -97,17 +95,4 @@ func run(args []string) int {
 	}
 	klog.InfoS("nodelet stopped")
 	return 0
-}
-
-// resourceList parses kubeReserved/systemReserved ("cpu": "100m", ...).
-func resourceList(field string, m map[string]string) (v1.ResourceList, error) {
-	out := v1.ResourceList{}
-	for k, v := range m {
-		q, err := resource.ParseQuantity(v)
-		if err != nil {
-			return nil, fmt.Errorf("%s[%s]: %q: %w", field, k, v, err)
-		}
-		out[v1.ResourceName(k)] = q
-	}
-	return out, nil
 }
