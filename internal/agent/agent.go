@@ -181,7 +181,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		if err := cl.startNodeStatus(ctx, &g, cfg, deps, client, ready); err != nil {
 			return err
 		}
-		nodeFor = cl.node.Node
+		nodeFor = cl.admissionNode(nodeFor)
 	}
 
 	volCfg := volumes.Config{RootDir: cfg.RootDir, ClusterDomain: cfg.ClusterDomain, Clock: deps.Clock,

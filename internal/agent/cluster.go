@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -51,7 +52,8 @@ type cluster struct {
 	stopEvents func()
 	objects    *apiobjects.Manager
 	mirrors    *mirrorpods.Manager
-	node       *nodestatus.Manager
+	// node is set once the runtime answered (startNodeStatus); other goroutines read it.
+	node atomic.Pointer[nodestatus.Manager]
 }
 
 // newCluster builds the API client, the event recorder, the API-object cache and the mirror
@@ -89,12 +91,33 @@ func newCluster(cfg Config, deps Deps, desired *podmanager.Manager, queue enqueu
 	return c, nil
 }
 
-// nodeUID is the registered Node's UID, "" until registration.
+// nodeUID is the registered Node's UID: "" until registration, and while the Node is being
+// deleted (mirror pods must not be owned by a Node that is going away).
 func (c *cluster) nodeUID() types.UID {
-	if c.node == nil {
+	m := c.node.Load()
+	if m == nil {
 		return ""
 	}
-	return c.node.Node().UID
+	n := m.Node()
+	if n.DeletionTimestamp != nil {
+		return ""
+	}
+	return n.UID
+}
+
+// registered reports whether the Node is known from the API server; the API source waits for
+// it, as upstream waits for its node informer, so that pods are admitted against the real Node.
+func (c *cluster) registered() bool { return c.nodeUID() != "" }
+
+// admissionNode is the Node to admit pods against: the API server's once registered, the
+// locally built one (the machine's resources, maxPods, the default labels) before.
+func (c *cluster) admissionNode(local func() *v1.Node) func() *v1.Node {
+	return func() *v1.Node {
+		if m := c.node.Load(); m != nil && c.registered() {
+			return m.Node()
+		}
+		return local()
+	}
 }
 
 // startNodeStatus registers the node and keeps its status and lease; it needs the runtime's
@@ -117,19 +140,23 @@ func (c *cluster) startNodeStatus(ctx context.Context, g *group, cfg Config, dep
 	if err != nil {
 		return err
 	}
-	c.node = node
+	c.node.Store(node)
 	g.start("node status", func() error { node.Run(ctx); return nil })
-	// Mirror pods wait for the Node's UID (their owner); retry them once it is known.
+	// Mirror pods wait for the Node's UID (their owner); retry those that waited once it is
+	// known. A creation can also wait just as registration completes, so keep retrying.
 	g.start("mirror pods after registration", func() error {
-		for c.nodeUID() == "" {
+		t := deps.Clock.NewTicker(2 * time.Second)
+		defer t.Stop()
+		for {
 			select {
 			case <-ctx.Done():
 				return nil
-			case <-deps.Clock.After(500 * time.Millisecond):
+			case <-t.C():
+				if c.registered() {
+					c.mirrors.RetryPending()
+				}
 			}
 		}
-		c.mirrors.RetryPending()
-		return nil
 	})
 	return nil
 }
@@ -159,7 +186,7 @@ func (c *cluster) startAPISource(ctx context.Context, g *group, cfg Config, deps
 	klog.InfoS("Watching the API server for pods bound to this node", "node", cfg.NodeName)
 	g.start("api source", func() error {
 		return podconfig.RunAPISource(ctx, podconfig.APIConfig{Client: c.client, NodeName: cfg.NodeName,
-			Sink: mux, Mirrors: c.mirrors, Clock: deps.Clock})
+			Sink: mux, Mirrors: c.mirrors, Clock: deps.Clock, NodeSynced: c.registered})
 	})
 }
 
@@ -174,7 +201,14 @@ type registeringDesired struct {
 var _ syncloop.Desired = registeringDesired{}
 
 func (d registeringDesired) AddOrUpdate(pod *v1.Pod) {
-	d.objects.RegisterPod(pod)
+	// A finished pod needs its configMaps and secrets no more (upstream unregisters it when it
+	// terminates); keeping their watches would cost one per object for as long as the pod is
+	// kept in the API.
+	if pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed {
+		d.objects.UnregisterPod(pod)
+	} else {
+		d.objects.RegisterPod(pod)
+	}
 	d.Manager.AddOrUpdate(pod)
 }
 

@@ -126,6 +126,12 @@ func (m *Manager) watchNode(ctx context.Context) informers.SharedInformerFactory
 		UpdateFunc: func(_, obj interface{}) { observe(obj) },
 		DeleteFunc: func(obj interface{}) {
 			klog.InfoS("The Node object was deleted from the API server; restart nodelet to register it again", "node", m.cfg.NodeName)
+			// Forget its UID: nothing may be owned by a Node that is gone (mirror pods would
+			// be garbage-collected as soon as they were created).
+			if gone := m.Node().DeepCopy(); gone != nil {
+				gone.UID = ""
+				m.setNode(gone, true)
+			}
 		},
 	})
 	if err != nil {

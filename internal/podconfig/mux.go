@@ -28,6 +28,10 @@ type Mux struct {
 	reporter Reporter
 	updates  chan PodUpdate
 
+	// sendMu orders whole Sends, delivery included, so updates reach the loop in merge order.
+	sendMu sync.Mutex
+	// mu guards the state only, and is never held while delivering: the sync loop asks
+	// SeenAllSources between reads, so a Send blocked on a full channel must not hold it.
 	mu       sync.Mutex
 	state    *State
 	reported map[string]string // source/fullname → reason last reported
@@ -54,10 +58,12 @@ func (m *Mux) SeenAllSources(sources ...string) bool {
 
 // Send merges a snapshot and delivers the updates it implies, in order.
 func (m *Mux) Send(ctx context.Context, source string, pods []*v1.Pod) error {
+	m.sendMu.Lock()
+	defer m.sendMu.Unlock()
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	updates, rejections := m.state.Merge(source, pods, m.clock.Now())
 	m.reportRejections(source, rejections)
+	m.mu.Unlock()
 	for _, u := range updates {
 		klog.V(4).InfoS("Pod update", "op", u.Op, "source", u.Source, "pods", klog.KObjSlice(u.Pods))
 		select {

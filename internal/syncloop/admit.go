@@ -11,7 +11,9 @@ import (
 // time). A pod whose worker already exists (a restart re-lists running pods) is admitted again
 // by the same rule, so pods that fit keep running. It reports whether the pod may start.
 func (d *Dispatcher) admit(pod *v1.Pod) bool {
-	if d.admission == nil {
+	// As upstream, a pod that already finished is not admitted again: after a restart a
+	// completed Job pod must stay Succeeded even if the node changed meanwhile.
+	if d.admission == nil || pod.Status.Phase == v1.PodSucceeded || pod.Status.Phase == v1.PodFailed {
 		return true
 	}
 	ok, reason, message := d.admission.Admit(pod, d.activePods(pod.UID))

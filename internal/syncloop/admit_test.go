@@ -82,3 +82,20 @@ func TestAdmissionRejectsAndNeverStarts(t *testing.T) {
 		t.Errorf("housekeeper calls %v, want one call with the 1 desired pod", hk.desired)
 	}
 }
+
+// A pod that already finished (a completed Job pod re-listed after a restart) is not admitted
+// again, so it cannot be turned from Succeeded into Failed.
+func TestAdmissionSkipsFinishedPods(t *testing.T) {
+	d, _, w, _, _, _ := newTestDispatcher()
+	adm := &fakeAdmission{max: 0}
+	d.WithAdmission(adm)
+	done := tpod("done", "1")
+	done.Status.Phase = v1.PodSucceeded
+	d.HandlePodUpdate(podconfig.PodUpdate{Op: podconfig.ADD, Pods: []*v1.Pod{done}})
+	if len(adm.seen) != 0 || len(adm.rejected) != 0 {
+		t.Errorf("a finished pod went through admission: seen %v rejected %v", adm.seen, adm.rejected)
+	}
+	if got := w.take(); got != "create 1" {
+		t.Errorf("worker calls %q, want the finished pod handed to its worker (which records its end)", got)
+	}
+}
