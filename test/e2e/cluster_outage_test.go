@@ -91,6 +91,7 @@ spec:
 kind: Pod
 metadata: {name: static, namespace: default}
 spec:
+  terminationGracePeriodSeconds: 2
   containers:
   - {name: main, image: docker.io/library/busybox:1.35, command: ["sleep", "3600"]}
 `)

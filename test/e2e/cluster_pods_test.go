@@ -132,12 +132,14 @@ func TestClusterMirrorPodRecreated(t *testing.T) {
 kind: Pod
 metadata: {name: web, namespace: default}
 spec:
+  terminationGracePeriodSeconds: 2
   containers:
   - name: main
     image: docker.io/library/busybox:1.35
     command: ["sleep", "3600"]
 `)
 	name := cn.podName("web")
+	start := time.Now()
 	mirror := cn.waitAPIPod("default", name, 90*time.Second, "a Running mirror pod", func(p *v1.Pod) bool {
 		return p != nil && p.Status.Phase == v1.PodRunning
 	})
@@ -147,13 +149,16 @@ spec:
 	if len(mirror.OwnerReferences) != 1 || mirror.OwnerReferences[0].Kind != "Node" || mirror.OwnerReferences[0].Name != cn.name {
 		t.Errorf("mirror ownerReferences %+v, want its Node", mirror.OwnerReferences)
 	}
+	t.Logf("mirror pod Running in the API %v after the manifest was written", time.Since(start).Round(100*time.Millisecond))
 	before := containerStatus(mirror, "main")
+	deleted := time.Now()
 	if err := cn.cp.client.CoreV1().Pods("default").Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	again := cn.waitAPIPod("default", name, 60*time.Second, "a new mirror pod", func(p *v1.Pod) bool {
 		return p != nil && p.UID != mirror.UID && p.DeletionTimestamp == nil && p.Status.Phase == v1.PodRunning
 	})
+	t.Logf("mirror pod recreated %v after it was deleted", time.Since(deleted).Round(100*time.Millisecond))
 	after := containerStatus(again, "main")
 	if before == nil || after == nil || after.ContainerID != before.ContainerID || after.RestartCount != 0 {
 		t.Errorf("the static pod's container changed: before %+v after %+v", before, after)
