@@ -48,6 +48,7 @@ type enqueuer interface {
 type cluster struct {
 	client     kubernetes.Interface
 	heartbeat  kubernetes.Interface
+	closeAll   func()
 	events     record.EventRecorder
 	stopEvents func()
 	objects    *apiobjects.Manager
@@ -63,11 +64,11 @@ func newCluster(cfg Config, deps Deps, desired *podmanager.Manager, queue enqueu
 	if hbTimeout <= 0 {
 		hbTimeout = 10 * time.Second
 	}
-	client, heartbeat, err := newKubeClients(cfg.Cluster.Kubeconfig, hbTimeout)
+	client, heartbeat, closeAll, err := newKubeClients(cfg.Cluster.Kubeconfig, hbTimeout)
 	if err != nil {
 		return nil, err
 	}
-	c := &cluster{client: client, heartbeat: heartbeat}
+	c := &cluster{client: client, heartbeat: heartbeat, closeAll: closeAll}
 	c.events, c.stopEvents = startAPIEvents(client, cfg.NodeName)
 	c.objects, err = apiobjects.New(apiobjects.Config{Client: client, Clock: deps.Clock, OnChange: func(uids []types.UID) {
 		for _, uid := range uids {
@@ -136,7 +137,7 @@ func (c *cluster) startNodeStatus(ctx context.Context, g *group, cfg Config, dep
 		UpdateFrequency: cc.UpdateFrequency, ReportFrequency: cc.ReportFrequency, LeaseDuration: cc.LeaseDuration,
 		KubeletPort: cc.KubeletPort, Version: Version, Clock: deps.Clock,
 	}, nodestatus.Deps{Client: c.client, HeartbeatClient: c.heartbeat, Machine: nodestatus.NewHostMachine(cfg.RootDir), Runtime: runtimeVersion{rt},
-		ReadinessErrors: ready, Recorder: c.events})
+		ReadinessErrors: ready, Recorder: c.events, OnRepeatedHeartbeatFailure: c.closeAll})
 	if err != nil {
 		return err
 	}

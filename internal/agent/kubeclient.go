@@ -2,6 +2,7 @@ package agent
 
 import (
 	"fmt"
+	"net"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -11,6 +12,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/connrotation"
 	"k8s.io/klog/v2"
 
 	"github.com/nodelet/nodelet/internal/events"
@@ -25,24 +27,34 @@ const Version = "v1.37.1-nodelet"
 // (kubeAPIQPS 50, kubeAPIBurst 100, protobuf for built-in types), and the heartbeat client
 // upstream uses for node status and the lease: no rate limit, and requests that time out
 // after heartbeatTimeout.
-func newKubeClients(kubeconfig string, heartbeatTimeout time.Duration) (client, heartbeat kubernetes.Interface, err error) {
+//
+// closeAll closes every connection both clients opened, for when heartbeats fail repeatedly: as
+// upstream, a half-open connection (a load balancer that failed over) is then not reused until
+// HTTP/2's health check notices it, which could outlast the lease.
+func newKubeClients(kubeconfig string, heartbeatTimeout time.Duration) (client, heartbeat kubernetes.Interface, closeAll func(), err error) {
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
-		return nil, nil, fmt.Errorf("load --kubeconfig %s: %w", kubeconfig, err)
+		return nil, nil, nil, fmt.Errorf("load --kubeconfig %s: %w", kubeconfig, err)
 	}
+	dialer := connrotation.NewDialer((&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext)
+	cfg.Dial = dialer.DialContext
 	cfg.UserAgent = "nodelet/" + Version
 	cfg.QPS, cfg.Burst = 50, 100
 	cfg.ContentType = "application/vnd.kubernetes.protobuf"
 	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
 	if client, err = kubernetes.NewForConfig(cfg); err != nil {
-		return nil, nil, fmt.Errorf("API client from %s: %w", kubeconfig, err)
+		return nil, nil, nil, fmt.Errorf("API client from %s: %w", kubeconfig, err)
 	}
 	hb := rest.CopyConfig(cfg)
 	hb.Timeout, hb.QPS = heartbeatTimeout, -1
 	if heartbeat, err = kubernetes.NewForConfig(hb); err != nil {
-		return nil, nil, fmt.Errorf("API heartbeat client from %s: %w", kubeconfig, err)
+		return nil, nil, nil, fmt.Errorf("API heartbeat client from %s: %w", kubeconfig, err)
 	}
-	return client, heartbeat, nil
+	closeAll = func() {
+		klog.V(2).InfoS("Heartbeats to the API server keep failing; closing every connection to it so the next request dials afresh")
+		dialer.CloseAll()
+	}
+	return client, heartbeat, closeAll, nil
 }
 
 // podRecorder records a pod event (runtime.Recorder, prober.Recorder).

@@ -131,6 +131,13 @@ func (s *logStream) follow(ctx context.Context, emit func(crilog.Line) error, cl
 		case err := <-watchErrs:
 			s.logger.V(2).Info("Watch error on a followed container log", "path", s.path, "err", err)
 		case <-timer.C():
+			// A rotation fsnotify did not report (it happened before the watch was set up,
+			// or there is no watch) is found here, within followCheckPeriod.
+			if s.replaced() {
+				if err := s.reopen(emit); err != nil {
+					return err
+				}
+			}
 		}
 		timer.Stop()
 	}
@@ -160,6 +167,13 @@ func (s *logStream) reopen(emit func(crilog.Line) error) error {
 	s.f = f
 	s.r.Switch(f)
 	return nil
+}
+
+// replaced reports whether the path now names another file than the one being read.
+func (s *logStream) replaced() bool {
+	cur, err1 := s.f.Stat()
+	now, err2 := os.Stat(s.path)
+	return err1 == nil && err2 == nil && !os.SameFile(cur, now)
 }
 
 func sameFile(a, b *os.File) bool {
