@@ -26,6 +26,16 @@ func podCondition(p *v1.Pod, t v1.PodConditionType) *v1.PodCondition {
 func TestClusterScheduledPodRunsAndDeletes(t *testing.T) {
 	cn := startClusterNode(t)
 	cn.waitNodeReady(60 * time.Second)
+	// The node lifecycle controller removes the node.kubernetes.io/not-ready taint a few
+	// seconds after Ready; a pod created before that waits in the scheduler's back-off.
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		n, err := cn.cp.client.CoreV1().Nodes().Get(context.Background(), cn.name, metav1.GetOptions{})
+		if err == nil && len(n.Spec.Taints) == 0 {
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 	name := "sched-" + cn.name
 	// sh as PID 1 ignores SIGTERM, so the container stops only when the grace period ends.
 	cn.cp.apply(t, fmt.Sprintf(`apiVersion: v1
@@ -65,7 +75,8 @@ spec:
 		t.Errorf("kubectl get pod: phase %q", got)
 	}
 	// The node's events reach the API server, next to the scheduler's.
-	deadline := time.Now().Add(30 * time.Second)
+	evStart := time.Now()
+	deadline = time.Now().Add(30 * time.Second)
 	var reasons map[string]string
 	for time.Now().Before(deadline) {
 		evs, err := cn.cp.client.CoreV1().Events("default").List(context.Background(),
@@ -81,6 +92,7 @@ spec:
 		}
 		time.Sleep(time.Second)
 	}
+	t.Logf("events seen in the API after %v: %v", time.Since(evStart).Round(100*time.Millisecond), reasons)
 	if reasons["Started"] != "kubelet/"+cn.name || reasons["Created"] != "kubelet/"+cn.name || reasons["Scheduled"] == "" {
 		t.Errorf("events in the API by reason (source): %v; want Scheduled, and Created and Started from kubelet/%s", reasons, cn.name)
 	}
