@@ -87,6 +87,9 @@ func run(args []string) int {
 			KubeReserved: kubeReserved, SystemReserved: systemReserved,
 			UpdateFrequency: kc.NodeStatusUpdateFrequency.Duration, ReportFrequency: kc.NodeStatusReportFrequency.Duration,
 			LeaseDuration: time.Duration(kc.NodeLeaseDurationSeconds) * time.Second, KubeletPort: kc.Port,
+			KubeletAPI: agent.KubeletAPIConfig{Address: kubeletAddress(kc.Address, kc.Port),
+				TLSCertFile: kc.TLSCertFile, TLSKeyFile: kc.TLSPrivateKeyFile,
+				Authentication: kc.Authentication, Authorization: kc.Authorization},
 		},
 	}, agent.Deps{Clock: clock.RealClock{}, Reporter: podconfig.LogReporter{}})
 	if err != nil {
@@ -95,4 +98,12 @@ func run(args []string) int {
 	}
 	klog.InfoS("nodelet stopped")
 	return 0
+}
+
+// kubeletAddress is address:port for the kubelet API; port 0 disables it.
+func kubeletAddress(address string, port int32) string {
+	if port <= 0 {
+		return ""
+	}
+	return net.JoinHostPort(address, strconv.Itoa(int(port)))
 }

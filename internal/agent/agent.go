@@ -149,15 +149,19 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		g.start("api objects", func() error { cl.objects.Run(ctx); return nil })
 		cl.startAPISource(ctx, &g, cfg, deps, mux)
 	}
+	serverDeps := server.Deps{Pods: statuses, Checks: []server.HealthCheck{rs, plegHealth},
+		Logs: logLocator{podLogsDir: cfg.PodLogsDir, pods: pods}, Events: store}
 	if cfg.ReadOnlyAddress != "" {
-		srv, err := server.New(server.Config{Address: cfg.ReadOnlyAddress, Clock: deps.Clock}, server.Deps{
-			Pods: statuses, Checks: []server.HealthCheck{rs, plegHealth},
-			Logs: logLocator{podLogsDir: cfg.PodLogsDir, pods: pods}, Events: store,
-		})
+		srv, err := server.New(server.Config{Address: cfg.ReadOnlyAddress, Clock: deps.Clock}, serverDeps)
 		if err != nil {
 			return err
 		}
 		g.start("read-only API", func() error { return srv.Run(ctx) })
+	}
+	if cl != nil && cfg.Cluster.KubeletAPI.Address != "" {
+		if err := cl.startKubeletAPI(ctx, &g, cfg, deps, serverDeps, facts.hostIPs); err != nil {
+			return err
+		}
 	}
 	startSources(ctx, &g, cfg, deps, mux)
 

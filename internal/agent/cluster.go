@@ -37,6 +37,7 @@ type ClusterConfig struct {
 	ReportFrequency time.Duration
 	LeaseDuration   time.Duration
 	KubeletPort     int32
+	KubeletAPI      KubeletAPIConfig
 }
 
 // enqueuer asks for pods to be synced (the sync loop's work queue).

@@ -58,7 +58,7 @@ func TestLoadKubeadmConfig(t *testing.T) {
 		t.Errorf("evictionHard = %v, want %v (no merge unless mergeDefaultEvictionSettings)", kc.EvictionHard, wantEviction)
 	}
 	wantIgnored := []string{
-		"authentication", "cgroupDriver", "evictionHard",
+		"cgroupDriver", "evictionHard",
 		"featureGates", "memorySwap", "rotateCertificates", "serverTLSBootstrap", "tlsCipherSuites",
 	}
 	if !reflect.DeepEqual(cfg.Ignored, wantIgnored) {

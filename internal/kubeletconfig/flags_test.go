@@ -303,9 +303,9 @@ func TestHelpAndReuse(t *testing.T) {
 	}
 	var names []string
 	fs.VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
-	want := []string{"address", "config", "container-runtime-endpoint", "file-check-frequency", "hostname-override",
+	want := []string{"address", "authorization-mode", "client-ca-file", "config", "container-runtime-endpoint", "file-check-frequency", "hostname-override",
 		"http-check-frequency", "kubeconfig", "manifest-url", "manifest-url-header", "max-pods", "node-ip",
-		"node-labels", "node-status-update-frequency", "pod-manifest-path", "port", "read-only-port", "root-dir", "sync-frequency", "v", "vmodule"}
+		"node-labels", "node-status-update-frequency", "pod-manifest-path", "port", "read-only-port", "root-dir", "sync-frequency", "tls-cert-file", "tls-private-key-file", "v", "vmodule"}
 	if !reflect.DeepEqual(names, want) {
 		t.Errorf("flags = %q\nwant    %q", names, want)
 	}

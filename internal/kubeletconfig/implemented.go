@@ -45,6 +45,14 @@ var implementedFields = []string{
 	"systemReserved",
 
 	// Kubelet HTTP servers.
+	"authentication.x509",
+	"authentication.x509.clientCAFile",
+	"authentication.webhook",
+	"authentication.anonymous",
+	"authorization.mode",
+	"authorization.webhook",
+	"tlsCertFile",
+	"tlsPrivateKeyFile",
 	"address",
 	"port",
 	"readOnlyPort",

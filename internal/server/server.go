@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -44,6 +45,17 @@ type Config struct {
 	Address string
 	// Clock drives sinceSeconds and the follow fallback ticker.
 	Clock clock.Clock
+	// Secure, when set, makes this the kubelet API (port 10250): HTTPS, and every request
+	// authenticated and authorized by Secure.Filter; container logs and events are then served
+	// on any address. Nil: the read-only API (plain HTTP, no authentication).
+	Secure *Secure
+}
+
+// Secure is the kubelet API's TLS and access control.
+type Secure struct {
+	CertFile, KeyFile string
+	// Filter wraps the routes with authentication and authorization (kubeletauth.Filter).
+	Filter func(http.Handler) http.Handler
 }
 
 // Deps are what the server reads from.
@@ -67,6 +79,8 @@ const (
 type Server struct {
 	address string
 	handler http.Handler
+	what    string      // for logs: "the read-only API" or "the kubelet API"
+	tls     *tls.Config // nil: plain HTTP
 }
 
 // New checks cfg and deps and builds the routes.
@@ -102,13 +116,26 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	hz := &healthzHandler{checks: checks}
 	mux.HandleFunc("GET /healthz", hz.all)
 	mux.HandleFunc("GET /healthz/{name}", hz.one)
-	loopback := isLoopback(cfg.Address)
+	loopback := isLoopback(cfg.Address) || cfg.Secure != nil
 	mux.Handle("GET /containerLogs/{namespace}/{pod}/{container}",
 		loopbackOnly(loopback, cfg.Address, "container logs", &containerLogsHandler{pods: deps.Pods, logs: deps.Logs, clock: cfg.Clock}))
 	if deps.Events != nil {
 		mux.Handle("GET /events", loopbackOnly(loopback, cfg.Address, "events", &eventsHandler{events: deps.Events}))
 	}
-	return &Server{address: cfg.Address, handler: mux}, nil
+	if cfg.Secure == nil {
+		return &Server{address: cfg.Address, handler: mux, what: "the read-only API"}, nil
+	}
+	if cfg.Secure.Filter == nil || cfg.Secure.CertFile == "" || cfg.Secure.KeyFile == "" {
+		return nil, errors.New("server: Secure needs CertFile, KeyFile and Filter")
+	}
+	cert, err := tls.LoadX509KeyPair(cfg.Secure.CertFile, cfg.Secure.KeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("server: load the serving certificate %s: %w", cfg.Secure.CertFile, err)
+	}
+	return &Server{address: cfg.Address, handler: cfg.Secure.Filter(mux), what: "the kubelet API",
+		tls: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12,
+			// Client certificates are verified by the authenticator against clientCAFile.
+			ClientAuth: tls.RequestClientCert}}, nil
 }
 
 // loopbackOnly returns h when the server is bound to loopback; otherwise, after logging why, a
@@ -151,12 +178,15 @@ func (s *Server) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("server: listen on %s: %w", s.address, err)
 	}
+	if s.tls != nil {
+		ln = tls.NewListener(ln, s.tls)
+	}
 	srv := &http.Server{
 		Handler:           s.handler,
 		ReadHeaderTimeout: readHeaderTimeout,
 		BaseContext:       func(net.Listener) context.Context { return klog.NewContext(ctx, logger) },
 	}
-	logger.Info("Serving the read-only API", "address", ln.Addr().String())
+	logger.Info("Serving "+s.what, "address", ln.Addr().String())
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 
@@ -168,11 +198,11 @@ func (s *Server) Run(ctx context.Context) error {
 	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(shutdownCtx); err != nil {
-		logger.Error(err, "Graceful shutdown of the read-only API timed out; closing the remaining connections")
+		logger.Error(err, "Graceful shutdown of "+s.what+" timed out; closing the remaining connections")
 		_ = srv.Close()
 	}
 	<-served // http.ErrServerClosed
-	logger.Info("Stopped serving the read-only API", "address", ln.Addr().String())
+	logger.Info("Stopped serving "+s.what, "address", ln.Addr().String())
 	return nil
 }
 

@@ -28,6 +28,7 @@ const clusterScript = "../../hack/cluster.sh"
 // hack/cluster.sh starts (built from the Go module proxy, cached).
 type controlPlane struct {
 	kubeconfig string // admin
+	caFile     string // the cluster CA: it signs the API server's client certificate for kubelets
 	kubectlBin string
 	client     kubernetes.Interface
 }
@@ -66,7 +67,7 @@ func cluster(t *testing.T) *controlPlane {
 			return
 		}
 		vars := parseExports(out)
-		c := &controlPlane{kubeconfig: vars["KUBECONFIG"], kubectlBin: vars["KUBECTL"]}
+		c := &controlPlane{kubeconfig: vars["KUBECONFIG"], kubectlBin: vars["KUBECTL"], caFile: vars["CLUSTER_CA"]}
 		cfg, err := clientcmd.BuildConfigFromFlags("", c.kubeconfig)
 		if err != nil {
 			cpErr = fmt.Errorf("admin kubeconfig %q: %w", c.kubeconfig, err)
@@ -132,7 +133,8 @@ func (c *controlPlane) apply(t *testing.T, manifest string) {
 // clusterNode is a nodelet joined to the control plane as a node.
 type clusterNode struct {
 	*node
-	cp *controlPlane
+	cp          *controlPlane
+	kubeletPort int // the kubelet API (HTTPS, authenticated)
 }
 
 // startClusterNode starts nodelet with node credentials (system:node:<name>) for the control
@@ -147,8 +149,9 @@ func startClusterNode(t *testing.T, extraArgs ...string) *clusterNode {
 		t.Fatalf("%s kubeconfig %s: %v\n%s", clusterScript, name, err, out)
 	}
 	kubeconfig := strings.TrimSpace(string(out))
+	kubeletPort := freePort(t)
 	args := append([]string{"--kubeconfig", kubeconfig, "--node-ip", "127.0.0.1",
-		"--node-status-update-frequency", "2s"}, extraArgs...)
+		"--node-status-update-frequency", "2s", "--port", fmt.Sprint(kubeletPort), "--client-ca-file", c.caFile}, extraArgs...)
 	// Cleanups run last-registered first: API pods go, then nodelet stops (the node's own
 	// cleanup), then the Node and its Lease are deleted so nodelet cannot renew them meanwhile.
 	t.Cleanup(func() {
@@ -160,7 +163,7 @@ func startClusterNode(t *testing.T, extraArgs ...string) *clusterNode {
 		}
 	})
 	n := startNamedNode(t, name, args...)
-	cn := &clusterNode{node: n, cp: c}
+	cn := &clusterNode{node: n, cp: c, kubeletPort: kubeletPort}
 	t.Cleanup(cn.cleanupAPI)
 	return cn
 }
