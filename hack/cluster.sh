@@ -52,6 +52,8 @@ ADMIN_KUBECONFIG=$CLUSTER_DIR/admin.kubeconfig
 COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler)
 
 log() { echo "cluster: $*" >&2; }
+# shellcheck source=hack/lib.sh
+source "$REPO_DIR/hack/lib.sh"
 die() { log "ERROR: $*"; exit 1; }
 
 check_dir() {
@@ -95,43 +97,6 @@ our_pids() {
 	done
 }
 
-# alive PID: the process exists and is not a zombie.
-# shellcheck disable=SC2317 # called through wait_for
-alive() {
-	local st
-	st=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 1
-	[[ -n $st && $st != Z ]]
-}
-
-# shellcheck disable=SC2317 # called through wait_for
-none_alive() {
-	local pid
-	for pid in "$@"; do alive "$pid" && return 1; done
-	return 0
-}
-
-# stop_pids SECONDS PID...: SIGTERM, wait, then SIGKILL.
-stop_pids() {
-	local wait=$1
-	shift
-	[[ $# -gt 0 ]] || return 0
-	kill -TERM "$@" 2>/dev/null || true
-	wait_for "$wait" none_alive "$@" && return 0
-	log "killing $* (did not exit after SIGTERM)"
-	kill -KILL "$@" 2>/dev/null || true
-	wait_for 5 none_alive "$@" || log "WARNING: processes $* still exist"
-}
-
-# wait_for SECONDS COMMAND...: retry COMMAND until it succeeds.
-wait_for() {
-	local deadline=$((SECONDS + $1))
-	shift
-	until "$@" >/dev/null 2>&1; do
-		((SECONDS < deadline)) || return 1
-		sleep 0.1
-	done
-}
-
 # stop_component NAME: stop the recorded process of NAME, if it runs.
 stop_component() {
 	local pid
@@ -145,15 +110,10 @@ stop_component() {
 # ---------------------------------------------------------------- install and build
 
 ensure_packages() {
-	local missing=() p
-	for p in "${PACKAGES[@]}"; do
-		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-	done
-	[[ ${#missing[@]} -eq 0 ]] && return 0
-	log "installing Debian packages: ${missing[*]}"
-	apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
-	[[ " ${missing[*]} " != *" etcd-server "* ]] || disable_distro_etcd
+	local had_etcd=yes
+	installed etcd-server || had_etcd=
+	install_missing "${PACKAGES[@]}"
+	[[ -n $had_etcd ]] || disable_distro_etcd
 }
 
 # disable_distro_etcd: Debian's etcd-server enables and starts etcd.service (on 2379, data in
@@ -285,17 +245,9 @@ ensure_service_account_key() {
 # b64 FILE: base64 of FILE on one line (kubeconfig *-data fields).
 b64() { base64 -w0 "$1"; }
 
-# write_file PATH: stdin to PATH (mode 0600), only if it changed.
-write_file() {
-	local tmp
-	tmp=$(umask 077 && mktemp "$1.XXXXXX")
-	cat >"$tmp"
-	if cmp -s "$tmp" "$1"; then rm -f "$tmp"; else mv -f "$tmp" "$1"; fi
-}
-
 # write_kubeconfig PATH USER CERTNAME: a kubeconfig for USER with PKI/CERTNAME.{crt,key} embedded.
 write_kubeconfig() {
-	write_file "$1" <<EOF
+	write_file "$1" private <<EOF
 apiVersion: v1
 kind: Config
 clusters:

@@ -47,6 +47,8 @@ RUN_DIR=$TESTENV_DIR/run
 TOOLS_DIR=$TESTENV_DIR/bin
 
 log() { echo "testenv: $*" >&2; }
+# shellcheck source=hack/lib.sh
+source "$REPO_DIR/hack/lib.sh"
 die() { log "ERROR: $*"; exit 1; }
 
 check_dir() {
@@ -91,55 +93,9 @@ our_pids() {
 
 shim_pids() { our_pids '^containerd-shim'; }
 
-# alive PID: the process exists and is not a zombie.
-# shellcheck disable=SC2317 # called through wait_for
-alive() {
-	local st
-	st=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 1
-	[[ -n $st && $st != Z ]]
-}
-
-# shellcheck disable=SC2317 # called through wait_for
-none_alive() {
-	local pid
-	for pid in "$@"; do alive "$pid" && return 1; done
-	return 0
-}
-
-# stop_pids SECONDS PID...: SIGTERM, wait, then SIGKILL.
-stop_pids() {
-	local wait=$1
-	shift
-	[[ $# -gt 0 ]] || return 0
-	kill -TERM "$@" 2>/dev/null || true
-	wait_for "$wait" none_alive "$@" && return 0
-	log "killing $* (did not exit after SIGTERM)"
-	kill -KILL "$@" 2>/dev/null || true
-	wait_for 5 none_alive "$@" || log "WARNING: processes $* still exist"
-}
-
-# wait_for SECONDS COMMAND...: retry COMMAND until it succeeds.
-wait_for() {
-	local deadline=$((SECONDS + $1))
-	shift
-	until "$@" >/dev/null 2>&1; do
-		((SECONDS < deadline)) || return 1
-		sleep 0.1
-	done
-}
-
 # ---------------------------------------------------------------- install
 
-ensure_packages() {
-	local missing=() p
-	for p in "${PACKAGES[@]}"; do
-		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-	done
-	[[ ${#missing[@]} -eq 0 ]] && return 0
-	log "installing Debian packages: ${missing[*]}"
-	apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
-}
+ensure_packages() { install_missing "${PACKAGES[@]}"; }
 
 have_containerd() {
 	local b
@@ -177,13 +133,6 @@ ensure_containerd() {
 }
 
 # ---------------------------------------------------------------- config
-
-write_file() { # write_file PATH: stdin to PATH, only if it changed
-	local tmp
-	tmp=$(mktemp "$1.XXXXXX")
-	cat >"$tmp"
-	if cmp -s "$tmp" "$1"; then rm -f "$tmp"; else mv -f "$tmp" "$1"; fi
-}
 
 write_configs() {
 	mkdir -p "$TESTENV_DIR"/{containerd,root,state,registry/data,registry-auth/data,cni/ipam,opt} \

@@ -10,6 +10,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
 
+	"github.com/nodelet/nodelet/internal/podconfig"
 	"github.com/nodelet/nodelet/internal/status"
 )
 
@@ -40,13 +41,6 @@ const (
 	nodeNameReason        = "node(s) didn't match the requested node name"
 	nodePortsReason       = "node(s) didn't have free ports for the requested pod ports"
 	taintTolerationReason = "node(s) had taints that the pod didn't tolerate"
-)
-
-// configSourceAnnotation and apiSource are upstream's kubetypes.ConfigSourceAnnotationKey and
-// ApiserverSource: a pod from another source is a static pod.
-const (
-	configSourceAnnotation = "kubernetes.io/config.source"
-	apiSource              = "api"
 )
 
 // Result is upstream's PodAdmitResult.
@@ -114,7 +108,7 @@ func generalFilter(node *v1.Node, pod *v1.Pod, others []*v1.Pod) (Result, bool) 
 	if !portsFit(pod, others) {
 		return predicateFailure(NodePorts, nodePortsReason), true
 	}
-	if !isStaticPod(pod) {
+	if !podconfig.IsStaticPod(pod) {
 		_, untolerated := corev1.FindMatchingUntoleratedTaint(klog.Background(), node.Spec.Taints, pod.Spec.Tolerations,
 			func(t *v1.Taint) bool { return t.Effect == v1.TaintEffectNoExecute }, false)
 		if untolerated {
@@ -152,9 +146,4 @@ func rejectSupplementalGroupsPolicy(pod *v1.Pod, node *v1.Node) bool {
 		return false
 	}
 	return node.Status.Features == nil || !ptr.Deref(node.Status.Features.SupplementalGroupsPolicy, false)
-}
-
-func isStaticPod(pod *v1.Pod) bool {
-	source, ok := pod.Annotations[configSourceAnnotation]
-	return ok && source != apiSource
 }

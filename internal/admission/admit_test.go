@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+
+	"github.com/nodelet/nodelet/internal/podconfig"
 )
 
 const nodeName = "node-a"
@@ -51,7 +53,9 @@ func testPod(name string, requests v1.ResourceList, mods ...func(*v1.Pod)) *v1.P
 
 func phase(ph v1.PodPhase) func(*v1.Pod) { return func(p *v1.Pod) { p.Status.Phase = ph } }
 
-func static(p *v1.Pod) { p.Annotations = map[string]string{configSourceAnnotation: "file"} }
+func static(p *v1.Pod) {
+	p.Annotations = map[string]string{podconfig.ConfigSourceAnnotationKey: podconfig.FileSource}
+}
 
 func hostPorts(ports ...v1.ContainerPort) func(*v1.Pod) {
 	return func(p *v1.Pod) { p.Spec.Containers[0].Ports = ports }

@@ -6,8 +6,9 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/validation"
 	resourcehelper "k8s.io/component-helpers/resource"
+
+	"github.com/nodelet/nodelet/internal/resourcename"
 )
 
 // insufficientResource is upstream's InsufficientResourceError.
@@ -123,7 +124,7 @@ func fits(pod *v1.Pod, node *v1.Node, others []*v1.Pod) []insufficientResource {
 func withoutMissingExtendedResources(pod *v1.Pod, node *v1.Node) *v1.Pod {
 	missing := func(name v1.ResourceName) bool {
 		_, ok := node.Status.Allocatable[name]
-		return isExtendedResourceName(name) && !ok
+		return resourcename.IsExtended(name) && !ok
 	}
 	needsCopy := false
 	for _, list := range [][]v1.Container{pod.Spec.InitContainers, pod.Spec.Containers} {
@@ -153,16 +154,6 @@ func withoutMissingExtendedResources(pod *v1.Pod, node *v1.Node) *v1.Pod {
 // attachable volume resources.
 func isScalarResourceName(name v1.ResourceName) bool {
 	s := string(name)
-	return isExtendedResourceName(name) || strings.HasPrefix(s, v1.ResourceHugePagesPrefix) ||
+	return resourcename.IsExtended(name) || resourcename.IsHugePages(name) ||
 		strings.Contains(s, v1.ResourceDefaultNamespacePrefix) || strings.HasPrefix(s, v1.ResourceAttachableVolumesPrefix)
-}
-
-// isExtendedResourceName is upstream's v1helper.IsExtendedResourceName.
-func isExtendedResourceName(name v1.ResourceName) bool {
-	s := string(name)
-	if !strings.Contains(s, "/") || strings.Contains(s, v1.ResourceDefaultNamespacePrefix) ||
-		strings.HasPrefix(s, v1.DefaultResourceRequestsPrefix) {
-		return false
-	}
-	return len(validation.IsQualifiedName(v1.DefaultResourceRequestsPrefix+s)) == 0
 }

@@ -115,8 +115,8 @@ func (c *cluster) registered() bool { return c.nodeUID() != "" }
 // locally built one (the machine's resources, maxPods, the default labels) before.
 func (c *cluster) admissionNode(local func() *v1.Node) func() *v1.Node {
 	return func() *v1.Node {
-		if m := c.node.Load(); m != nil && c.registered() {
-			return m.Node()
+		if c.registered() {
+			return c.node.Load().Node()
 		}
 		return local()
 	}

@@ -7,6 +7,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/nodelet/nodelet/internal/resourcename"
 )
 
 const (
@@ -152,7 +154,7 @@ func reconcileHugePageResources(initial, existing *v1.Node) bool {
 	changed := false
 	supported := map[v1.ResourceName]bool{}
 	for name, capacity := range initial.Status.Capacity {
-		if !isHugePageResourceName(name) {
+		if !resourcename.IsHugePages(name) {
 			continue
 		}
 		supported[name] = true
@@ -169,7 +171,7 @@ func reconcileHugePageResources(initial, existing *v1.Node) bool {
 		}
 	}
 	for name := range existing.Status.Capacity {
-		if isHugePageResourceName(name) && !supported[name] {
+		if resourcename.IsHugePages(name) && !supported[name] {
 			delete(existing.Status.Capacity, name)
 			delete(existing.Status.Allocatable, name)
 			changed = true

@@ -5,14 +5,14 @@ import (
 	"fmt"
 	"net"
 	goruntime "runtime"
-	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/apimachinery/pkg/util/validation"
 	utilversion "k8s.io/apimachinery/pkg/util/version"
 	"k8s.io/utils/ptr"
+
+	"github.com/nodelet/nodelet/internal/resourcename"
 )
 
 // providedNodeIPAnnotation is cloud-provider's AnnotationAlphaProvidedIPAddr, which upstream
@@ -132,7 +132,7 @@ func setMachineInfo(node *v1.Node, cfg *Config, obs *observation) []nodeEvent {
 		node.Status.Allocatable = v1.ResourceList{}
 	}
 	for k := range node.Status.Allocatable {
-		if _, found := node.Status.Capacity[k]; !found && isExtendedResourceName(k) {
+		if _, found := node.Status.Capacity[k]; !found && resourcename.IsExtended(k) {
 			delete(node.Status.Allocatable, k)
 		}
 	}
@@ -148,7 +148,7 @@ func setMachineInfo(node *v1.Node, cfg *Config, obs *observation) []nodeEvent {
 		node.Status.Allocatable[k] = value
 	}
 	for k, v := range node.Status.Capacity {
-		if isHugePageResourceName(k) {
+		if resourcename.IsHugePages(k) {
 			mem := node.Status.Allocatable[v1.ResourceMemory]
 			mem.Sub(v)
 			if mem.Sign() < 0 {
@@ -216,18 +216,4 @@ func runtimeVersionString(version string, err error) string {
 
 func hugePageResourceName(pageSize int64) v1.ResourceName {
 	return v1.ResourceName(v1.ResourceHugePagesPrefix + resource.NewQuantity(pageSize, resource.BinarySI).String())
-}
-
-func isHugePageResourceName(name v1.ResourceName) bool {
-	return strings.HasPrefix(string(name), v1.ResourceHugePagesPrefix)
-}
-
-// isExtendedResourceName is upstream's v1helper.IsExtendedResourceName.
-func isExtendedResourceName(name v1.ResourceName) bool {
-	s := string(name)
-	if !strings.Contains(s, "/") || strings.Contains(s, v1.ResourceDefaultNamespacePrefix) ||
-		strings.HasPrefix(s, v1.DefaultResourceRequestsPrefix) {
-		return false
-	}
-	return len(validation.IsQualifiedName(v1.DefaultResourceRequestsPrefix+s)) == 0
 }

@@ -223,11 +223,7 @@ func (g *generator) convert(cs *container.Status, old *v1.ContainerStatus) *v1.C
 	case cs.State == container.StateUnknown && old != nil && old.State.Running != nil:
 		// It was running and the runtime cannot say what became of it: it did not just
 		// never run, which matters to run-once pods.
-		st.State.Terminated = &v1.ContainerStateTerminated{
-			Reason:   ReasonContainerStatusUnknown,
-			Message:  "The container could not be located when the pod was terminated",
-			ExitCode: 137,
-		}
+		st.State = unknownAtTermination()
 		st.RestartCount = old.RestartCount + 1
 	default:
 		st.State.Waiting = &v1.ContainerStateWaiting{}

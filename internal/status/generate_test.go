@@ -9,6 +9,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/nodelet/nodelet/internal/container"
+	"github.com/nodelet/nodelet/internal/podconfig"
 )
 
 type genCase struct {
@@ -391,7 +392,7 @@ func TestGenerateMoreCases(t *testing.T) {
 		in.PodIsTerminal = true
 		in.Runtime = rtOf(readySandbox(), exited("app", "c1", at(1), at(2), 137, "Error", 0))
 		wantPhase(t, Generate(in), v1.PodRunning) // static: upstream leaves it to restart
-		in.Pod.Annotations[configSourceAnnotation] = apiSource
+		in.Pod.Annotations[podconfig.ConfigSourceAnnotationKey] = podconfig.APISource
 		wantPhase(t, Generate(in), v1.PodFailed)
 	})
 	t.Run("messages capped and times truncated", func(t *testing.T) {

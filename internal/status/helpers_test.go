@@ -10,6 +10,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/nodelet/nodelet/internal/container"
+	"github.com/nodelet/nodelet/internal/podconfig"
 )
 
 var (
@@ -24,7 +25,7 @@ func at(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
 func podOf(policy v1.RestartPolicy, names ...string) *v1.Pod {
 	p := &v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "uid-1",
-			Annotations: map[string]string{configSourceAnnotation: "file"}},
+			Annotations: map[string]string{podconfig.ConfigSourceAnnotationKey: podconfig.FileSource}},
 		Spec: v1.PodSpec{RestartPolicy: policy},
 	}
 	for _, n := range names {

@@ -5,13 +5,8 @@ import (
 	"slices"
 
 	v1 "k8s.io/api/core/v1"
-)
 
-// configSourceAnnotation and apiSource are upstream's kubetypes.ConfigSourceAnnotationKey and
-// ApiserverSource: a pod with another source is a static pod.
-const (
-	configSourceAnnotation = "kubernetes.io/config.source"
-	apiSource              = "api"
+	"github.com/nodelet/nodelet/internal/podconfig"
 )
 
 // phase is upstream's getPhase with ContainerRestartRules on (its 1.37 default). info holds the
@@ -119,7 +114,7 @@ func phase(pod *v1.Pod, info []v1.ContainerStatus, podIsTerminal, initialized bo
 	case running == 0 && stopped > 0 && unknown == 0:
 		// The pod worker is done, so nothing restarts whatever the policy (upstream does not
 		// yet give static pods a terminal phase this way).
-		if podIsTerminal && !isStaticPod(pod) {
+		if podIsTerminal && !podconfig.IsStaticPod(pod) {
 			if stopped == succeeded {
 				return v1.PodSucceeded
 			}
@@ -143,11 +138,6 @@ func findStatus(list []v1.ContainerStatus, name string) (*v1.ContainerStatus, bo
 		}
 	}
 	return nil, false
-}
-
-func isStaticPod(pod *v1.Pod) bool {
-	source, ok := pod.Annotations[configSourceAnnotation]
-	return ok && source != apiSource
 }
 
 // IsRestartableInitContainer says c is a sidecar: an init container with restartPolicy Always.

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# lib.sh: helpers shared by hack/testenv.sh and hack/cluster.sh, which source it after defining
+# log (each prefixes its own name). Processes are tracked by PID, never by name.
+
+# alive PID: the process exists and is not a zombie.
+# shellcheck disable=SC2317 # called through wait_for
+alive() {
+	local st
+	st=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 1
+	[[ -n $st && $st != Z ]]
+}
+
+# shellcheck disable=SC2317 # called through wait_for
+none_alive() {
+	local pid
+	for pid in "$@"; do alive "$pid" && return 1; done
+	return 0
+}
+
+# stop_pids SECONDS PID...: SIGTERM, wait, then SIGKILL.
+stop_pids() {
+	local wait=$1
+	shift
+	[[ $# -gt 0 ]] || return 0
+	kill -TERM "$@" 2>/dev/null || true
+	wait_for "$wait" none_alive "$@" && return 0
+	log "killing $* (did not exit after SIGTERM)"
+	kill -KILL "$@" 2>/dev/null || true
+	wait_for 5 none_alive "$@" || log "WARNING: processes $* still exist"
+}
+
+# wait_for SECONDS COMMAND...: retry COMMAND until it succeeds.
+wait_for() {
+	local deadline=$((SECONDS + $1))
+	shift
+	until "$@" >/dev/null 2>&1; do
+		((SECONDS < deadline)) || return 1
+		sleep 0.1
+	done
+}
+
+# installed PACKAGE: the Debian package is installed.
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
+
+# install_missing PACKAGE...: apt-get install those not installed yet.
+install_missing() {
+	local missing=() p
+	for p in "$@"; do installed "$p" || missing+=("$p"); done
+	[[ ${#missing[@]} -eq 0 ]] && return 0
+	log "installing Debian packages: ${missing[*]}"
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+}
+
+# write_file PATH [private]: stdin to PATH, only if it changed (mode 0600 when private).
+write_file() {
+	local tmp
+	if [[ ${2:-} == private ]]; then tmp=$(umask 077 && mktemp "$1.XXXXXX"); else tmp=$(mktemp "$1.XXXXXX"); fi
+	cat >"$tmp"
+	if cmp -s "$tmp" "$1"; then rm -f "$tmp"; else mv -f "$tmp" "$1"; fi
+}
