@@ -103,7 +103,9 @@ func TestLivenessRestarts(t *testing.T) {
 	n.write("live.yaml", serverPod("live", "", "    livenessProbe: {httpGet: {path: /healthz, port: http}, periodSeconds: 2, failureThreshold: 3}\n"))
 	p := n.waitPod("live", 60*time.Second, "Running", isRunningReady)
 	first := containerStatus(p, "server").ContainerID
-	failed := time.Now()
+	// finishedAt comes through the API's JSON, cut to whole seconds: cut this end the same way,
+	// or a kill at 4.3 s reads as 3.6 s.
+	failed := time.Now().Truncate(time.Second)
 	tell(t, p, "/fail")
 	p = n.waitPod("live", 40*time.Second, "restarted", func(p *v1.Pod) bool {
 		cs := containerStatus(p, "server")
