@@ -52,8 +52,13 @@ func run(args []string) int {
 	klog.InfoS("Starting nodelet", "node", cfg.NodeName, "rootDir", cfg.RootDir, "runtime", kc.ContainerRuntimeEndpoint)
 	readOnly := ""
 	if kc.ReadOnlyPort > 0 {
-		// Standalone: the unauthenticated read-only API listens on loopback only.
-		readOnly = net.JoinHostPort("127.0.0.1", strconv.Itoa(int(kc.ReadOnlyPort)))
+		// Standalone: the unauthenticated read-only API listens on loopback only. On a cluster
+		// node it is off unless configured, and then listens on address, as upstream.
+		host := "127.0.0.1"
+		if cfg.Kubeconfig != "" {
+			host = kc.Address
+		}
+		readOnly = net.JoinHostPort(host, strconv.Itoa(int(kc.ReadOnlyPort)))
 	}
 	kubeReserved, err := kubeletconfig.ResourceList("kubeReserved", kc.KubeReserved)
 	if err != nil {

@@ -9,12 +9,14 @@ import (
 	"sync"
 	"time"
 
+	"google.golang.org/grpc"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
 	"github.com/nodelet/nodelet/internal/cri"
 	"github.com/nodelet/nodelet/internal/lifecycle"
+	"github.com/nodelet/nodelet/internal/metrics"
 	"github.com/nodelet/nodelet/internal/pleg"
 	"github.com/nodelet/nodelet/internal/podconfig"
 	"github.com/nodelet/nodelet/internal/podmanager"
@@ -149,8 +151,12 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		g.start("api objects", func() error { cl.objects.Run(ctx); return nil })
 		cl.startAPISource(ctx, &g, cfg, deps, mux)
 	}
+	km, probeMetrics := metrics.New(deps.Clock), metrics.NewProbes()
+	targets := &runtimeTargets{pods: pods}
 	serverDeps := server.Deps{Pods: statuses, Checks: []server.HealthCheck{rs, plegHealth},
-		Logs: logLocator{podLogsDir: cfg.PodLogsDir, pods: pods}, Events: store}
+		Logs: logLocator{podLogsDir: cfg.PodLogsDir, pods: pods}, Events: store,
+		Metrics: map[string]http.Handler{"/metrics": km.Handler(), "/metrics/probes": probeMetrics.Handler()},
+		Streams: &server.Streams{Targets: targets, Streaming: targets, Runner: targets, RunningPods: targets}}
 	if cfg.ReadOnlyAddress != "" {
 		srv, err := server.New(server.Config{Address: cfg.ReadOnlyAddress, Clock: deps.Clock}, serverDeps)
 		if err != nil {
@@ -165,7 +171,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	}
 	startSources(ctx, &g, cfg, deps, mux)
 
-	client, err := dialRuntime(ctx, cfg.RuntimeEndpoint, deps.Clock, rs)
+	client, err := dialRuntime(ctx, cfg.RuntimeEndpoint, deps.Clock, rs, km.DialOptions()...)
 	if err != nil {
 		return nil //nolint:nilerr // ctx ended while waiting for the runtime
 	}
@@ -208,20 +214,22 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	if err != nil {
 		return err
 	}
+	targets.set(rt, client)
+	km.WatchRuntime(rt)
 	cache := pleg.NewCache()
 	relister, err := pleg.New(pleg.Config{Clock: deps.Clock, Runtime: rt, Cache: cache})
 	if err != nil {
 		return err
 	}
 	plegHealth.set(func() error { _, err := relister.Healthy(); return err })
-	probes := prober.NewManager(prober.Config{Clock: deps.Clock}, prober.Deps{Statuses: statuses, Exec: client, Recorder: recorder})
+	probes := prober.NewManager(prober.Config{Clock: deps.Clock}, prober.Deps{Statuses: statuses, Exec: client, Recorder: recorder, Metrics: probeMetrics})
 	defer probes.Stop()
-	syncer := podsync.New(podsync.Config{HostIPs: facts.hostIPs}, rt, statuses, probes, deps.Clock)
+	syncer := podsync.New(podsync.Config{HostIPs: facts.hostIPs}, rt, statuses, probes, deps.Clock).WithMetrics(km)
 	if cl != nil {
 		syncer = syncer.WithMirrors(cl.mirrors)
 	}
 	workers := podworkers.New(podworkers.Config{Clock: deps.Clock, ResyncInterval: cfg.SyncFrequency, JitterFactor: 0.5},
-		podworkers.Deps{Syncer: syncer, Cache: cache, Requeuer: queue})
+		podworkers.Deps{Syncer: syncer, Cache: cache, Requeuer: queue, Metrics: km})
 	defer workers.Stop()
 	dispatcher := syncloop.NewDispatcher(desired, workers, rt, vols, statuses, probes).
 		WithAdmission(nodeAdmission{node: func() *v1.Node { return nodeFor() }, statuses: statuses, recorder: recorder})
@@ -266,10 +274,10 @@ func startSources(ctx context.Context, g *group, cfg Config, deps Deps, mux *pod
 
 // dialRuntime connects to the CRI runtime, retrying with back-off (1 s doubling to 30 s) until
 // it answers or ctx ends.
-func dialRuntime(ctx context.Context, endpoint string, clk clock.Clock, rs *runtimeState) (*cri.Client, error) {
+func dialRuntime(ctx context.Context, endpoint string, clk clock.Clock, rs *runtimeState, opts ...grpc.DialOption) (*cri.Client, error) {
 	backOff := time.Second
 	for {
-		c, err := cri.Dial(ctx, endpoint, 10*time.Second)
+		c, err := cri.Dial(ctx, endpoint, 10*time.Second, opts...)
 		if err == nil {
 			v := c.Version()
 			klog.InfoS("Connected to the container runtime", "endpoint", endpoint, "runtime", v.GetRuntimeName(), "version", v.GetRuntimeVersion())

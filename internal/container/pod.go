@@ -21,6 +21,9 @@ type Container struct {
 	Name  string // the container name label; empty for sandboxes
 	State State  // for sandboxes: running (ready) or exited (not ready)
 	Hash  uint64
+	// Image is the image the container was created from, as the runtime reports it; empty for
+	// sandboxes.
+	Image string
 	// CreatedAt is the CRI creation time in nanoseconds since the epoch.
 	CreatedAt int64
 }

@@ -42,13 +42,14 @@ type Client struct {
 
 // Dial connects to the CRI runtime at endpoint ("unix:///path/to/sock" or a
 // bare "/path/to/sock") and verifies with a Version call, bounded by timeout,
-// that it serves CRI v1. The connection itself is not bound to ctx or timeout.
-func Dial(ctx context.Context, endpoint string, timeout time.Duration) (*Client, error) {
+// that it serves CRI v1. The connection itself is not bound to ctx or timeout. extra are added
+// to the connection's options (interceptors that record metrics).
+func Dial(ctx context.Context, endpoint string, timeout time.Duration, extra ...grpc.DialOption) (*Client, error) {
 	path, err := socketPath(endpoint)
 	if err != nil {
 		return nil, err
 	}
-	conn, err := grpc.NewClient("passthrough:///"+path,
+	opts := append([]grpc.DialOption{
 		grpc.WithTransportCredentials(insecure.NewCredentials()),
 		grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
 			var d net.Dialer
@@ -58,7 +59,8 @@ func Dial(ctx context.Context, endpoint string, timeout time.Duration) (*Client,
 			grpc.MaxCallRecvMsgSize(MaxMsgSize),
 			grpc.MaxCallSendMsgSize(MaxMsgSize),
 		),
-	)
+	}, extra...)
+	conn, err := grpc.NewClient("passthrough:///"+path, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("cri: creating client for %q: %w", endpoint, err)
 	}

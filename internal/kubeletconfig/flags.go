@@ -124,6 +124,10 @@ var configFlags = []configFlag{
 		func(kc *kcfg) any { return &kc.TLSPrivateKeyFile }},
 	{"authorization-mode", "authorization.mode", "Authorization mode for nodelet server. Valid options are AlwaysAllow or Webhook. Webhook mode uses the SubjectAccessReview API to determine authorization.",
 		func(kc *kcfg) any { return (*string)(&kc.Authorization.Mode) }},
+	{"container-log-max-size", "containerLogMaxSize", "Set the maximum size (e.g. 10Mi) of container log file before it is rotated.",
+		func(kc *kcfg) any { return &kc.ContainerLogMaxSize }},
+	{"container-log-max-files", "containerLogMaxFiles", "Set the maximum number of container log files that can be present for a container. The number must be >= 2.",
+		func(kc *kcfg) any { return kc.ContainerLogMaxFiles }},
 	{"read-only-port", "readOnlyPort", "The read-only port for nodelet to serve on with no authentication/authorization (set to 0 to disable)",
 		func(kc *kcfg) any { return &kc.ReadOnlyPort }},
 }

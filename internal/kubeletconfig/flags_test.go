@@ -51,6 +51,8 @@ func TestFlagsOverrideFile(t *testing.T) {
 		{"address", "::1", func(kc *kcfg) any { return kc.Address }, "::1"},
 		{"port", "2025", func(kc *kcfg) any { return kc.Port }, int32(2025)},
 		{"read-only-port", "0", func(kc *kcfg) any { return kc.ReadOnlyPort }, int32(0)},
+		{"container-log-max-size", "1Mi", func(kc *kcfg) any { return kc.ContainerLogMaxSize }, "1Mi"},
+		{"container-log-max-files", "3", func(kc *kcfg) any { return *kc.ContainerLogMaxFiles }, int32(3)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.flag+"="+tt.value, func(t *testing.T) {
@@ -235,6 +237,8 @@ func TestCommandLineErrors(t *testing.T) {
 		{"bad -v", []string{"-v=loud"}, `invalid argument "loud" for "-v, --v" flag`},
 		{"bad vmodule", []string{"--vmodule=x"}, `"--vmodule" flag`},
 		{"read-only-port out of range", []string{"--read-only-port=70000"}, "--read-only-port: readOnlyPort: Invalid value: 70000: must be between 0 and 65535"},
+		{"one log file", []string{"--container-log-max-files=1"}, "--container-log-max-files: containerLogMaxFiles: Invalid value: 1: must be greater than 1"},
+		{"bad log size", []string{"--container-log-max-size=ten"}, `--container-log-max-size: containerLogMaxSize: Invalid value: "ten": must be a positive quantity, e.g. 10Mi`},
 		{"negative max-pods", []string{"--max-pods=-1"}, "--max-pods: maxPods: Invalid value: -1: must not be negative"},
 		{"zero sync-frequency", []string{"--sync-frequency=0"}, `--sync-frequency: syncFrequency: Invalid value: "0s": must be greater than 0`},
 		{"negative file-check-frequency", []string{"--file-check-frequency=-1s"}, `--file-check-frequency: fileCheckFrequency: Invalid value: "-1s"`},
@@ -303,7 +307,7 @@ func TestHelpAndReuse(t *testing.T) {
 	}
 	var names []string
 	fs.VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
-	want := []string{"address", "authorization-mode", "client-ca-file", "config", "container-runtime-endpoint", "file-check-frequency", "hostname-override",
+	want := []string{"address", "authorization-mode", "client-ca-file", "config", "container-log-max-files", "container-log-max-size", "container-runtime-endpoint", "file-check-frequency", "hostname-override",
 		"http-check-frequency", "kubeconfig", "manifest-url", "manifest-url-header", "max-pods", "node-ip",
 		"node-labels", "node-status-update-frequency", "pod-manifest-path", "port", "read-only-port", "root-dir", "sync-frequency", "tls-cert-file", "tls-private-key-file", "v", "vmodule"}
 	if !reflect.DeepEqual(names, want) {
@@ -323,5 +327,23 @@ func TestNodeLabelsFlag(t *testing.T) {
 	}
 	if got := cfg.KubeletConfiguration.NodeStatusUpdateFrequency.Duration; got != 4*time.Second {
 		t.Errorf("nodeStatusUpdateFrequency = %v, want 4s", got)
+	}
+}
+
+// A cluster node keeps the unauthenticated read-only port off unless a flag asks for it;
+// standalone keeps upstream's flags-only 10255 (the CLI talks to it).
+func TestReadOnlyPortInClusterMode(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want int32
+	}{
+		{[]string{"--pod-manifest-path=/etc/pods"}, 10255},
+		{[]string{"--kubeconfig=/etc/kc"}, 0},
+		{[]string{"--kubeconfig=/etc/kc", "--read-only-port=10255"}, 10255},
+		{[]string{"--kubeconfig=/etc/kc", "--read-only-port=11255"}, 11255},
+	} {
+		if got := mustLoad(t, tc.args...).KubeletConfiguration.ReadOnlyPort; got != tc.want {
+			t.Errorf("%q: readOnlyPort = %d, want %d", tc.args, got, tc.want)
+		}
 	}
 }

@@ -35,6 +35,10 @@ var implementedFields = []string{
 	"clusterDNS",
 	"clusterDomain",
 	"resolvConf",
+	"containerLogMaxSize",
+	"containerLogMaxFiles",
+	"containerLogMaxWorkers",
+	"containerLogMonitorInterval",
 
 	// API-server mode: node registration, status, lease.
 	"nodeStatusUpdateFrequency",

@@ -69,6 +69,11 @@ func (l *Loader) Load(args []string, hostname HostnameFunc) (*Config, error) {
 		}
 	} else {
 		cfg.KubeletConfiguration = flagsOnlyDefaults()
+		if cfg.Kubeconfig != "" && !l.fs.Changed("read-only-port") {
+			// Unlike upstream's flags-only baseline (10255), the unauthenticated read-only
+			// port stays off on a cluster node unless asked for, as with a config file.
+			cfg.KubeletConfiguration.ReadOnlyPort = 0
+		}
 	}
 
 	// Flags that were set win over the file (upstream

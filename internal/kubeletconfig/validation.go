@@ -6,11 +6,14 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"golang.org/x/net/http/httpguts"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
+	"k8s.io/utils/ptr"
 )
 
 // validate checks the fields nodelet implements or accepts (implemented.go)
@@ -54,6 +57,7 @@ func validate(kc *kubeletconfigv1beta1.KubeletConfiguration) field.ErrorList {
 		errs = append(errs, field.Invalid(field.NewPath("readOnlyPort"), kc.ReadOnlyPort, "must be between 0 and 65535"))
 	}
 
+	errs = append(errs, validateContainerLogs(kc)...)
 	errs = append(errs, validateRuntimeEndpoint(kc.ContainerRuntimeEndpoint, field.NewPath("containerRuntimeEndpoint"))...)
 	errs = append(errs, validateStaticPodURL(kc.StaticPodURL, field.NewPath("staticPodURL"))...)
 	errs = append(errs, validateHeaders(kc.StaticPodURLHeader, field.NewPath("staticPodURLHeader"))...)
@@ -143,4 +147,23 @@ func validateNodeIP(s string) error {
 		return fmt.Errorf("%q: two addresses must be one IPv4 and one IPv6", s)
 	}
 	return nil
+}
+
+// validateContainerLogs checks the log rotation settings as upstream (validation.go and the
+// container log manager's constructor).
+func validateContainerLogs(kc *kcfg) field.ErrorList {
+	var errs field.ErrorList
+	if q, err := resource.ParseQuantity(kc.ContainerLogMaxSize); err != nil || q.Sign() <= 0 {
+		errs = append(errs, field.Invalid(field.NewPath("containerLogMaxSize"), kc.ContainerLogMaxSize, "must be a positive quantity, e.g. 10Mi"))
+	}
+	if n := ptr.Deref(kc.ContainerLogMaxFiles, 0); n <= 1 {
+		errs = append(errs, field.Invalid(field.NewPath("containerLogMaxFiles"), n, "must be greater than 1"))
+	}
+	if n := ptr.Deref(kc.ContainerLogMaxWorkers, 0); n < 1 {
+		errs = append(errs, field.Invalid(field.NewPath("containerLogMaxWorkers"), n, "must be greater than or equal to 1"))
+	}
+	if d := kc.ContainerLogMonitorInterval; d == nil || d.Duration < 3*time.Second {
+		errs = append(errs, field.Invalid(field.NewPath("containerLogMonitorInterval"), d, "must be a duration of at least 3s"))
+	}
+	return errs
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -56,6 +57,7 @@ type Syncer struct {
 	probes   Probes
 	clock    clock.PassiveClock
 	mirrors  Mirrors // nil in standalone mode
+	metrics  StartMetrics
 
 	mu      sync.Mutex
 	waiting map[types.UID]map[string]status.WaitingReason // upstream's reason cache
@@ -66,6 +68,18 @@ var _ podworkers.Syncer = (*Syncer)(nil)
 // New returns a Syncer.
 func New(cfg Config, rt Runtime, statuses Statuses, probes Probes, clk clock.PassiveClock) *Syncer {
 	return &Syncer{cfg: cfg, runtime: rt, statuses: statuses, probes: probes, clock: clk, waiting: map[types.UID]map[string]status.WaitingReason{}}
+}
+
+// StartMetrics records how long pods take to start (kubelet_pod_start_duration_seconds).
+type StartMetrics interface {
+	ObservePodStart(d time.Duration)
+}
+
+// WithMetrics records, for every pod that turns Running, the time since its source first
+// delivered it (the config.seen annotation), as upstream.
+func (s *Syncer) WithMetrics(m StartMetrics) *Syncer {
+	s.metrics = m
+	return s
 }
 
 // WithMirrors makes SyncPod keep the mirror pods of static pods (cluster mode).
@@ -96,8 +110,22 @@ func (s *Syncer) generate(pod *v1.Pod, ps *container.PodStatus, terminal bool) v
 	st := status.Generate(status.Input{Pod: pod, Runtime: ps, Old: old, Waiting: waiting, HostIPs: s.cfg.HostIPs,
 		Ready: probes.Ready, Started: probes.Started,
 		PodIsTerminal: terminal, RuntimeName: s.cfg.RuntimeName, Now: s.clock.Now()})
+	s.observeStart(pod, old, st)
 	s.statuses.SetPodStatus(pod, st)
 	return st
+}
+
+// observeStart records the pod's start duration when its phase goes from Pending (or unknown)
+// to Running, measured from the config.seen annotation.
+func (s *Syncer) observeStart(pod *v1.Pod, old, st v1.PodStatus) {
+	if s.metrics == nil || st.Phase != v1.PodRunning || (old.Phase != v1.PodPending && old.Phase != "") {
+		return
+	}
+	seen, err := time.Parse(time.RFC3339Nano, pod.Annotations[podconfig.ConfigFirstSeenAnnotationKey])
+	if err != nil {
+		return
+	}
+	s.metrics.ObservePodStart(s.clock.Since(seen))
 }
 
 // SyncPod records the pod's status, then (unless the pod has finished) makes sure a static pod

@@ -205,3 +205,37 @@ func TestSyncPodKeepsTheMirrorPodOfStaticPods(t *testing.T) {
 		})
 	}
 }
+
+type fakeStartMetrics struct{ observed []time.Duration }
+
+var _ StartMetrics = (*fakeStartMetrics)(nil)
+
+func (f *fakeStartMetrics) ObservePodStart(d time.Duration) { f.observed = append(f.observed, d) }
+
+// kubelet_pod_start_duration_seconds: observed once, when the pod turns Running, from the time
+// its source first delivered it.
+func TestPodStartDurationObservedOnceWhenRunning(t *testing.T) {
+	pm := podmanager.New()
+	p := pod()
+	p.Spec.RestartPolicy = v1.RestartPolicyAlways
+	p.Annotations = map[string]string{podconfig.ConfigFirstSeenAnnotationKey: time.Unix(97, 500_000_000).Format(time.RFC3339Nano)}
+	pm.AddOrUpdate(p)
+	sm := statusmanager.New(pm)
+	m := &fakeStartMetrics{}
+	s := New(Config{}, &fakeRuntime{}, sm, &fakeProbes{}, clocktesting.NewFakeClock(time.Unix(100, 0))).WithMetrics(m)
+
+	if _, err := s.SyncPod(context.Background(), 0, p, &container.PodStatus{ID: "u"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.observed) != 0 {
+		t.Fatalf("a pending pod was observed: %v", m.observed)
+	}
+	for range 2 {
+		if _, err := s.SyncPod(context.Background(), 0, p, running(container.StateRunning, 0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(m.observed) != 1 || m.observed[0] != 2500*time.Millisecond {
+		t.Errorf("observed %v, want one 2.5s", m.observed)
+	}
+}

@@ -195,6 +195,7 @@ func (r *fakeRequeuer) wantRequeues(t *testing.T, want ...requeue) {
 
 // harness is pod workers wired to fakes, with a 1m resync and a 10s back-off.
 type harness struct {
+	metrics  fakeMetrics
 	pw       *PodWorkers
 	syncer   *fakeSyncer
 	cache    *fakeCache
@@ -206,6 +207,26 @@ func newHarness(jitter float64) *harness {
 	h := &harness{syncer: newFakeSyncer(), cache: &fakeCache{}, requeuer: &fakeRequeuer{},
 		clock: clocktesting.NewFakeClock(t0)}
 	h.pw = New(Config{Clock: h.clock, ResyncInterval: time.Minute, BackOffPeriod: 10 * time.Second, JitterFactor: jitter},
-		Deps{Syncer: h.syncer, Cache: h.cache, Requeuer: h.requeuer})
+		Deps{Syncer: h.syncer, Cache: h.cache, Requeuer: h.requeuer, Metrics: &h.metrics})
 	return h
+}
+
+// fakeMetrics records the operation of each timed sync.
+type fakeMetrics struct {
+	mu  sync.Mutex
+	ops []string
+}
+
+var _ Metrics = (*fakeMetrics)(nil)
+
+func (f *fakeMetrics) ObservePodWorker(op string, _ time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.ops = append(f.ops, op)
+}
+
+func (f *fakeMetrics) observed() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.ops...)
 }

@@ -19,6 +19,7 @@ type PodWorkers struct {
 	syncer   Syncer
 	cache    Cache
 	requeuer Requeuer
+	metrics  Metrics // nil: no metrics
 
 	// ctx is the parent of every sync's context; cancelled by Stop.
 	ctx    context.Context
@@ -67,6 +68,7 @@ func New(cfg Config, deps Deps) *PodWorkers {
 		syncer:   deps.Syncer,
 		cache:    deps.Cache,
 		requeuer: deps.Requeuer,
+		metrics:  deps.Metrics,
 		ctx:      ctx,
 		cancel:   cancel,
 		workers:  map[types.UID]*worker{},

@@ -142,6 +142,14 @@ type Deps struct {
 	Syncer   Syncer
 	Cache    Cache
 	Requeuer Requeuer
+	// Metrics, if set, times each sync (kubelet_pod_worker_duration_seconds).
+	Metrics Metrics
+}
+
+// Metrics times pod syncs; operation is upstream's label: the update type (create, update,
+// sync, kill) or "terminated" for the final cleanup.
+type Metrics interface {
+	ObservePodWorker(operation string, d time.Duration)
 }
 
 const (

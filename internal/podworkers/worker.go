@@ -36,8 +36,17 @@ func (p *PodWorkers) run(uid types.UID, w *worker) {
 		if !ok {
 			continue
 		}
+		start := p.clock.Now()
 		isTerminal, err := p.sync(ctx, uid, work, &lastSyncTime)
-		if p.finish(uid, w, work, isTerminal, err) {
+		exit := p.finish(uid, w, work, isTerminal, err)
+		if p.metrics != nil {
+			op := work.options.UpdateType.String()
+			if work.workType == TerminatedPod {
+				op = "terminated"
+			}
+			p.metrics.ObservePodWorker(op, p.clock.Since(start))
+		}
+		if exit {
 			return
 		}
 	}

@@ -89,6 +89,10 @@ func TestKillCancelsSyncAndTerminates(t *testing.T) {
 		h.pw.UpdatePod(upd(SyncPodSync, newPod("a", 3)))
 		synctest.Wait()
 		h.syncer.wantCalls(t, syncCall("a", SyncPodCreate, 0), terminatingCall("a", 0, 30), terminatedCall("a", 2))
+		// kubelet_pod_worker_duration_seconds: one observation per sync, upstream's labels.
+		if got, want := h.metrics.observed(), []string{"create", "kill", "terminated"}; !reflect.DeepEqual(got, want) {
+			t.Errorf("pod worker metrics %q, want %q", got, want)
+		}
 	})
 }
 

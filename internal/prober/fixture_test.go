@@ -119,6 +119,7 @@ func (s *scriptExec) taken() []probeCall {
 }
 
 type fixture struct {
+	metrics  *fakeMetrics
 	t        *testing.T
 	clock    *clocktesting.FakeClock
 	statuses *fakeStatuses
@@ -131,9 +132,9 @@ type fixture struct {
 func newFixture(t *testing.T, jitter float64) *fixture {
 	clk := clocktesting.NewFakeClock(t0)
 	f := &fixture{t: t, clock: clk, statuses: &fakeStatuses{m: map[types.UID]v1.PodStatus{}},
-		exec: &scriptExec{clock: clk, codes: map[string]int32{}}, rec: &fakeRecorder{}}
+		exec: &scriptExec{clock: clk, codes: map[string]int32{}}, rec: &fakeRecorder{}, metrics: &fakeMetrics{}}
 	f.m = NewManager(Config{Clock: clk, Rand: func() float64 { return jitter }},
-		Deps{Statuses: f.statuses, Exec: f.exec, Recorder: f.rec})
+		Deps{Statuses: f.statuses, Exec: f.exec, Recorder: f.rec, Metrics: f.metrics})
 	t.Cleanup(f.m.Stop)
 	return f
 }
@@ -191,4 +192,32 @@ func sinceT0(calls []probeCall) []time.Duration {
 		d = append(d, c.at)
 	}
 	return d
+}
+
+// fakeMetrics records "type/pod/container/result" per probe and "forget type/pod/container".
+type fakeMetrics struct {
+	mu  sync.Mutex
+	log []string
+}
+
+var _ Metrics = (*fakeMetrics)(nil)
+
+func (f *fakeMetrics) ObserveProbe(probeType string, pod *v1.Pod, container, result string, _ time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.log = append(f.log, probeType+"/"+pod.Name+"/"+container+"/"+result)
+}
+
+func (f *fakeMetrics) ForgetProbe(probeType string, pod *v1.Pod, container string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.log = append(f.log, "forget "+probeType+"/"+pod.Name+"/"+container)
+}
+
+func (f *fakeMetrics) take() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := f.log
+	f.log = nil
+	return out
 }

@@ -47,6 +47,15 @@ type Deps struct {
 	Statuses StatusGetter
 	Exec     Execer
 	Recorder Recorder
+	// Metrics, if set, records each probe (prober_probe_total, prober_probe_duration_seconds).
+	Metrics Metrics
+}
+
+// Metrics records probes (metrics.Probes); probeType is Liveness, Readiness or Startup and
+// result successful, failed or unknown, upstream's label values.
+type Metrics interface {
+	ObserveProbe(probeType string, pod *v1.Pod, container, result string, d time.Duration)
+	ForgetProbe(probeType string, pod *v1.Pod, container string)
 }
 
 // Results are the probe results of a pod's current container instances, by container name.
@@ -160,6 +169,9 @@ func (m *Manager) RemovePod(pod *v1.Pod) {
 // forget removes an exiting worker, unless another has taken its place.
 func (m *Manager) forget(w *worker) {
 	w.cancel()
+	if m.deps.Metrics != nil {
+		m.deps.Metrics.ForgetProbe(w.key.kind.String(), w.currentPod(), w.key.container)
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.workers[w.key] == w {

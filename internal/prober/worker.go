@@ -190,13 +190,29 @@ func (w *worker) tick() (keepGoing bool) {
 // probe runs the probe, again while it errors, at most maxProbeRetries times.
 func (w *worker) probe(pod *v1.Pod, podIP, containerID string) outcome {
 	var out outcome
+	start := w.m.cfg.Clock.Now()
 	for range maxProbeRetries {
 		out = runProbe(w.ctx, w.m.deps.Exec, w.spec, pod, &w.container, podIP, normaliseID(containerID))
 		if out.Err == nil || w.ctx.Err() != nil {
 			break
 		}
 	}
+	if m := w.m.deps.Metrics; m != nil && out.Err == nil && w.ctx.Err() == nil {
+		// As upstream, a probe that errored is not counted: its result is thrown away.
+		m.ObserveProbe(w.key.kind.String(), pod, w.key.container, metricResult(out.Result), w.m.cfg.Clock.Since(start))
+	}
 	return out
+}
+
+// metricResult is upstream's result label: a warning is a success.
+func metricResult(r probeResult) string {
+	switch r {
+	case probeSuccess, probeWarning:
+		return "successful"
+	case probeFailure:
+		return "failed"
+	}
+	return "unknown"
 }
 
 func logOutcome(logger klog.Logger, out outcome) {

@@ -423,3 +423,25 @@ func TestUpdatesCoalesce(t *testing.T) {
 		close(done)
 	})
 }
+
+// prober_probe_total and prober_probe_duration_seconds: each probe is recorded with upstream's
+// probe_type and result labels, and a stopped worker's series are dropped.
+func TestProbeMetrics(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFixture(t, 0)
+		pod := newPod(v1.Container{Name: "app", ReadinessProbe: execProbeOf("ready", 1, 1, 3, 0)})
+		f.statuses.set(pod.UID, runningStatus("containerd://a", t0, true))
+		f.m.AddPod(pod)
+		synctest.Wait()
+		f.advance(time.Second)
+		f.exec.setCode("ready", 1)
+		f.advance(time.Second)
+		f.m.RemovePod(pod)
+		synctest.Wait()
+		// Probes at 0 s and 1 s succeed, the one at 2 s fails.
+		want := []string{"Readiness/web/app/successful", "Readiness/web/app/successful", "Readiness/web/app/failed", "forget Readiness/web/app"}
+		if got := f.metrics.take(); !slices.Equal(got, want) {
+			t.Errorf("metrics %q, want %q", got, want)
+		}
+	})
+}

@@ -49,7 +49,7 @@ func (m *Manager) GetPods(ctx context.Context) ([]*container.Pod, error) {
 	for _, c := range containers {
 		if p := get(c.Labels); p != nil {
 			p.Containers = append(p.Containers, &container.Container{ID: c.Id, Name: c.Labels[container.ContainerNameLabel],
-				State: container.StateFromCRI(c.State), Hash: hashOf(c.Annotations), CreatedAt: c.CreatedAt})
+				State: container.StateFromCRI(c.State), Hash: hashOf(c.Annotations), Image: c.GetImage().GetImage(), CreatedAt: c.CreatedAt})
 		}
 	}
 	out := make([]*container.Pod, 0, len(pods))

@@ -107,9 +107,9 @@ func TestGetPods(t *testing.T) {
 		got[c.ID] = *c
 	}
 	want := map[string]container.Container{
-		"a-app-0": {ID: "a-app-0", Name: "app", State: container.StateExited, Hash: 0x1f, CreatedAt: at(1)},
-		"a-app-1": {ID: "a-app-1", Name: "app", State: container.StateRunning, Hash: 0x1f, CreatedAt: at(11)},
-		"a-log-0": {ID: "a-log-0", Name: "log", State: container.StateExited, Hash: 0xabc, CreatedAt: at(12)},
+		"a-app-0": {ID: "a-app-0", Name: "app", State: container.StateExited, Hash: 0x1f, Image: "sha256:abc", CreatedAt: at(1)},
+		"a-app-1": {ID: "a-app-1", Name: "app", State: container.StateRunning, Hash: 0x1f, Image: "sha256:abc", CreatedAt: at(11)},
+		"a-log-0": {ID: "a-log-0", Name: "log", State: container.StateExited, Hash: 0xabc, Image: "sha256:abc", CreatedAt: at(12)},
 	}
 	if len(got) != len(want) {
 		t.Errorf("pod a's containers %v", got)

@@ -65,6 +65,22 @@ type Deps struct {
 	Logs   LogLocator
 	// Events is optional: without it, GET /events is not served.
 	Events EventLister
+	// Metrics maps the metrics paths (/metrics, /metrics/probes, /metrics/resource) to their
+	// handlers; served on both APIs, as upstream's read-only port serves them.
+	Metrics map[string]http.Handler
+	// Summary serves /stats/summary; optional.
+	Summary SummaryProvider
+	// Streams serves /exec, /attach, /portForward, /run and /runningpods/: the kubelet API's
+	// debugging handlers, never served by the read-only API. Optional.
+	Streams *Streams
+}
+
+// Streams are what the debugging handlers use.
+type Streams struct {
+	Targets     Targets
+	Streaming   Streaming
+	Runner      Runner
+	RunningPods RunningPodLister
 }
 
 const (
@@ -121,6 +137,15 @@ func New(cfg Config, deps Deps) (*Server, error) {
 		loopbackOnly(loopback, cfg.Address, "container logs", &containerLogsHandler{pods: deps.Pods, logs: deps.Logs, clock: cfg.Clock}))
 	if deps.Events != nil {
 		mux.Handle("GET /events", loopbackOnly(loopback, cfg.Address, "events", &eventsHandler{events: deps.Events}))
+	}
+	for path, h := range deps.Metrics {
+		mux.Handle("GET "+path, h)
+	}
+	if deps.Summary != nil {
+		mux.Handle("GET /stats/summary", &summaryHandler{summary: deps.Summary})
+	}
+	if cfg.Secure != nil && deps.Streams != nil {
+		installStreams(mux, deps.Streams)
 	}
 	if cfg.Secure == nil {
 		return &Server{address: cfg.Address, handler: mux, what: "the read-only API"}, nil
