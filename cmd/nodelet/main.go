@@ -22,6 +22,7 @@ import (
 	"github.com/nodelet/nodelet/internal/agent"
 	"github.com/nodelet/nodelet/internal/cli"
 	"github.com/nodelet/nodelet/internal/kubeletconfig"
+	"github.com/nodelet/nodelet/internal/logrotation"
 	"github.com/nodelet/nodelet/internal/podconfig"
 )
 
@@ -70,6 +71,11 @@ func run(args []string) int {
 		fmt.Fprintf(os.Stderr, "nodelet: %v\n", err)
 		return 2
 	}
+	logMaxSize, err := logrotation.ParseMaxSize(kc.ContainerLogMaxSize)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "nodelet: %v\n", err)
+		return 2
+	}
 	err = agent.Run(ctx, agent.Config{
 		NodeName:            cfg.NodeName,
 		NodeIP:              cfg.NodeIP,
@@ -87,6 +93,8 @@ func run(args []string) int {
 		ClusterDomain:       kc.ClusterDomain,
 		ResolvConf:          ptr.Deref(kc.ResolverConfig, "/etc/resolv.conf"),
 		SerializeImagePulls: kc.SerializeImagePulls == nil || *kc.SerializeImagePulls,
+		LogRotation: logrotation.Config{MaxSize: logMaxSize, MaxFiles: int(ptr.Deref(kc.ContainerLogMaxFiles, 0)),
+			MonitorInterval: kc.ContainerLogMonitorInterval.Duration, MaxWorkers: int(ptr.Deref(kc.ContainerLogMaxWorkers, 0))},
 		Cluster: agent.ClusterConfig{
 			Kubeconfig: cfg.Kubeconfig, NodeLabels: cfg.NodeLabels, Taints: kc.RegisterWithTaints, MaxPods: kc.MaxPods,
 			KubeReserved: kubeReserved, SystemReserved: systemReserved,

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/klog/v2"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/nodelet/nodelet/internal/cri"
 	"github.com/nodelet/nodelet/internal/lifecycle"
+	"github.com/nodelet/nodelet/internal/logrotation"
 	"github.com/nodelet/nodelet/internal/metrics"
 	"github.com/nodelet/nodelet/internal/pleg"
 	"github.com/nodelet/nodelet/internal/podconfig"
@@ -26,6 +28,7 @@ import (
 	"github.com/nodelet/nodelet/internal/runtime"
 	"github.com/nodelet/nodelet/internal/runtime/criconfig"
 	"github.com/nodelet/nodelet/internal/server"
+	"github.com/nodelet/nodelet/internal/stats"
 	"github.com/nodelet/nodelet/internal/statusmanager"
 	"github.com/nodelet/nodelet/internal/syncloop"
 	"github.com/nodelet/nodelet/internal/volumes"
@@ -53,6 +56,8 @@ type Config struct {
 	ClusterDomain       string
 	ResolvConf          string
 	SerializeImagePulls bool
+	// LogRotation is the container log rotation policy; zero: upstream's defaults.
+	LogRotation logrotation.Config
 	// Cluster enables API-server mode when Cluster.Kubeconfig is set.
 	Cluster ClusterConfig
 }
@@ -152,10 +157,13 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		cl.startAPISource(ctx, &g, cfg, deps, mux)
 	}
 	km, probeMetrics := metrics.New(deps.Clock), metrics.NewProbes()
-	targets := &runtimeTargets{pods: pods}
+	targets, summary := &runtimeTargets{pods: pods}, &lateStats{}
+	resourceMetrics := prometheus.NewRegistry()
+	resourceMetrics.MustRegister(stats.NewResourceMetricsCollector(summary))
 	serverDeps := server.Deps{Pods: statuses, Checks: []server.HealthCheck{rs, plegHealth},
-		Logs: logLocator{podLogsDir: cfg.PodLogsDir, pods: pods}, Events: store,
-		Metrics: map[string]http.Handler{"/metrics": km.Handler(), "/metrics/probes": probeMetrics.Handler()},
+		Logs: logLocator{podLogsDir: cfg.PodLogsDir, pods: pods}, Events: store, Summary: summary,
+		Metrics: map[string]http.Handler{"/metrics": km.Handler(), "/metrics/probes": probeMetrics.Handler(),
+			"/metrics/resource": metrics.Handler(resourceMetrics)},
 		Streams: &server.Streams{Targets: targets, Streaming: targets, Runner: targets, RunningPods: targets}}
 	if cfg.ReadOnlyAddress != "" {
 		srv, err := server.New(server.Config{Address: cfg.ReadOnlyAddress, Clock: deps.Clock}, serverDeps)
@@ -194,10 +202,19 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		nodeFor = cl.admissionNode(nodeFor)
 	}
 
+	if cfg.LogRotation == (logrotation.Config{}) {
+		cfg.LogRotation = logrotation.DefaultConfig()
+	}
+	logs, err := logrotation.New(cfg.LogRotation, logrotation.Deps{Runtime: client, Clock: deps.Clock})
+	if err != nil {
+		return err
+	}
+	g.start("container log rotation", func() error { logs.Run(ctx); return nil })
+
 	volCfg := volumes.Config{RootDir: cfg.RootDir, ClusterDomain: cfg.ClusterDomain, Clock: deps.Clock,
 		NodeAllocatableMemory: facts.memoryCapacity, NodeAllocatable: facts.allocatable, SubPathEnv: subPathEnv(facts, nil)}
 	rtDeps := runtime.Deps{Sandboxes: client, Containers: client, Reader: client, Images: client,
-		Recorder: recorder, Clock: deps.Clock, Hooks: lifecycle.New(deps.Clock, client)}
+		Recorder: recorder, Clock: deps.Clock, Hooks: lifecycle.New(deps.Clock, client), Logs: logs}
 	if cl != nil {
 		volCfg.Objects, volCfg.SubPathEnv, rtDeps.Objects = cl.objects, subPathEnv(facts, cl.objects), cl.objects
 	}
@@ -215,9 +232,15 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		return err
 	}
 	targets.set(rt, client)
+	provider, err := stats.New(stats.Config{NodeName: cfg.NodeName, RootDir: cfg.RootDir, PodLogsDir: cfg.PodLogsDir, CgroupRoot: "/kubepods"},
+		stats.Deps{Runtime: client, Images: client, Clock: deps.Clock})
+	if err != nil {
+		return err
+	}
+	summary.set(provider)
 	km.WatchRuntime(rt)
 	cache := pleg.NewCache()
-	relister, err := pleg.New(pleg.Config{Clock: deps.Clock, Runtime: rt, Cache: cache})
+	relister, err := pleg.New(pleg.Config{Clock: deps.Clock, Runtime: rt, Cache: cache, Metrics: km})
 	if err != nil {
 		return err
 	}

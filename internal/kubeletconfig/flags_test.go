@@ -238,7 +238,7 @@ func TestCommandLineErrors(t *testing.T) {
 		{"bad vmodule", []string{"--vmodule=x"}, `"--vmodule" flag`},
 		{"read-only-port out of range", []string{"--read-only-port=70000"}, "--read-only-port: readOnlyPort: Invalid value: 70000: must be between 0 and 65535"},
 		{"one log file", []string{"--container-log-max-files=1"}, "--container-log-max-files: containerLogMaxFiles: Invalid value: 1: must be greater than 1"},
-		{"bad log size", []string{"--container-log-max-size=ten"}, `--container-log-max-size: containerLogMaxSize: Invalid value: "ten": must be a positive quantity, e.g. 10Mi`},
+		{"bad log size", []string{"--container-log-max-size=ten"}, `--container-log-max-size: containerLogMaxSize: Invalid value: "ten": must be a quantity such as 10Mi (negative: no rotation)`},
 		{"negative max-pods", []string{"--max-pods=-1"}, "--max-pods: maxPods: Invalid value: -1: must not be negative"},
 		{"zero sync-frequency", []string{"--sync-frequency=0"}, `--sync-frequency: syncFrequency: Invalid value: "0s": must be greater than 0`},
 		{"negative file-check-frequency", []string{"--file-check-frequency=-1s"}, `--file-check-frequency: fileCheckFrequency: Invalid value: "-1s"`},

@@ -153,8 +153,8 @@ func validateNodeIP(s string) error {
 // container log manager's constructor).
 func validateContainerLogs(kc *kcfg) field.ErrorList {
 	var errs field.ErrorList
-	if q, err := resource.ParseQuantity(kc.ContainerLogMaxSize); err != nil || q.Sign() <= 0 {
-		errs = append(errs, field.Invalid(field.NewPath("containerLogMaxSize"), kc.ContainerLogMaxSize, "must be a positive quantity, e.g. 10Mi"))
+	if q, err := resource.ParseQuantity(kc.ContainerLogMaxSize); err != nil || q.Sign() == 0 {
+		errs = append(errs, field.Invalid(field.NewPath("containerLogMaxSize"), kc.ContainerLogMaxSize, "must be a quantity such as 10Mi (negative: no rotation)"))
 	}
 	if n := ptr.Deref(kc.ContainerLogMaxFiles, 0); n <= 1 {
 		errs = append(errs, field.Invalid(field.NewPath("containerLogMaxFiles"), n, "must be greater than 1"))

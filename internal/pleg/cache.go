@@ -26,6 +26,8 @@ type Cache struct {
 	global chan struct{}
 	// waiters holds, per pod, a channel closed on the pod's next Set, while GetNewerThan waits.
 	waiters map[types.UID]*waiter
+	// waits receives, without blocking, when a GetNewerThan call starts to wait (see Waits).
+	waits chan struct{}
 }
 
 type cacheEntry struct {
@@ -38,6 +40,8 @@ type cacheEntry struct {
 type waiter struct {
 	ch chan struct{}
 	n  int // calls waiting on ch
+	// minTime is the latest minTime of the calls that waited on ch.
+	minTime time.Time
 }
 
 // NewCache returns an empty cache with no global timestamp.
@@ -46,6 +50,7 @@ func NewCache() *Cache {
 		pods:    map[types.UID]*cacheEntry{},
 		global:  make(chan struct{}),
 		waiters: map[types.UID]*waiter{},
+		waits:   make(chan struct{}, 1),
 	}
 }
 
@@ -126,8 +131,9 @@ func (c *Cache) newerThan(uid types.UID, minTime time.Time) (*cacheEntry, bool) 
 // GetNewerThan returns the pod's status and inspection error once the cache knows the pod as of a
 // time strictly after minTime: its entry is newer, or the global timestamp is (then it returns the
 // entry it has, or an empty status with ID set). It blocks until then, or until ctx ends, when it
-// returns a nil status and ctx's error.
+// returns a nil status and ctx's error. A call that has to wait signals Waits once.
 func (c *Cache) GetNewerThan(ctx context.Context, uid types.UID, minTime time.Time) (*container.PodStatus, error) {
+	signalled := false
 	for {
 		c.mu.Lock()
 		if e, ok := c.newerThan(uid, minTime); ok {
@@ -140,8 +146,18 @@ func (c *Cache) GetNewerThan(ctx context.Context, uid types.UID, minTime time.Ti
 			c.waiters[uid] = w
 		}
 		w.n++
+		if minTime.After(w.minTime) {
+			w.minTime = minTime
+		}
 		global := c.global
 		c.mu.Unlock()
+		if !signalled {
+			signalled = true
+			select {
+			case c.waits <- struct{}{}:
+			default:
+			}
+		}
 
 		var done bool
 		select {
@@ -161,4 +177,26 @@ func (c *Cache) GetNewerThan(ctx context.Context, uid types.UID, minTime time.Ti
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// Waits returns a channel that receives (at most one pending value) when a GetNewerThan call
+// starts to wait: a PLEG that can inspect a pod on demand (Evented) then looks at Waiting. Nothing
+// has to read it.
+func (c *Cache) Waits() <-chan struct{} {
+	return c.waits
+}
+
+// Waiting returns the pods that GetNewerThan calls are waiting on and that the cache cannot
+// answer yet, each with the latest minTime those calls wait past: a status of the pod stored with
+// a later timestamp releases them all.
+func (c *Cache) Waiting() map[types.UID]time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[types.UID]time.Time, len(c.waiters))
+	for uid, w := range c.waiters {
+		if _, ok := c.newerThan(uid, w.minTime); w.n > 0 && !ok {
+			out[uid] = w.minTime
+		}
+	}
+	return out
 }

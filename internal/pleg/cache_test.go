@@ -3,6 +3,7 @@ package pleg
 import (
 	"context"
 	"errors"
+	"reflect"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -181,6 +182,49 @@ func TestCacheGetNewerThanContextEnds(t *testing.T) {
 		defer cancel()
 		if _, err := c.GetNewerThan(ctx, "a", t0.Add(time.Hour)); !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("got %v, want context.DeadlineExceeded", err)
+		}
+	})
+}
+
+func TestCacheWaiting(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := NewCache()
+		c.Set("a", status("a", ""), nil, t0)
+		select {
+		case <-c.Waits():
+			t.Fatal("Waits signalled without a waiting call")
+		default:
+		}
+		a1 := getNewerThanAsync(t.Context(), c, "a", t0)
+		a2 := getNewerThanAsync(t.Context(), c, "a", t0.Add(time.Second))
+		b := getNewerThanAsync(t.Context(), c, "b", t0)
+		synctest.Wait()
+		select {
+		case <-c.Waits():
+		default:
+			t.Fatal("Waits not signalled")
+		}
+		want := map[types.UID]time.Time{"a": t0.Add(time.Second), "b": t0}
+		if got := c.Waiting(); !reflect.DeepEqual(got, want) {
+			t.Errorf("Waiting = %v, want %v", got, want)
+		}
+
+		c.Set("a", status("a", ""), nil, t0.Add(time.Second)) // releases a1 only
+		requireResult(t, a1)
+		requireBlocked(t, a2)
+		select {
+		case <-c.Waits():
+			t.Error("a call signalled Waits again when it went back to waiting")
+		default:
+		}
+		if got := c.Waiting(); !reflect.DeepEqual(got, want) {
+			t.Errorf("Waiting = %v, want %v", got, want)
+		}
+		c.UpdateTime(t0.Add(2 * time.Second))
+		requireResult(t, a2)
+		requireResult(t, b)
+		if got := c.Waiting(); len(got) != 0 {
+			t.Errorf("Waiting = %v after all were released", got)
 		}
 	})
 }

@@ -49,9 +49,12 @@ type Config struct {
 	Cache *Cache
 	// ChannelCapacity is the Watch channel's buffer; DefaultChannelCapacity if zero.
 	ChannelCapacity int
+	// Metrics receives relist durations and intervals; none are recorded if nil.
+	Metrics Metrics
 }
 
-// Generic is the relisting PLEG: upstream's GenericPLEG without on-demand single-pod relists.
+// Generic is the relisting PLEG: upstream's GenericPLEG. Its on-demand single-pod relists
+// (relistPod) are driven only by Evented.
 type Generic struct {
 	runtime   Runtime
 	cache     *Cache
@@ -59,6 +62,7 @@ type Generic struct {
 	period    time.Duration
 	threshold time.Duration
 	events    chan *Event
+	metrics   Metrics
 	dropped   atomic.Uint64
 	// relistTime is the start of the last relist whose GetPods succeeded.
 	relistTime atomic.Pointer[time.Time]
@@ -96,6 +100,7 @@ func New(cfg Config) (*Generic, error) {
 		period:    cmp.Or(cfg.RelistPeriod, DefaultRelistPeriod),
 		threshold: cmp.Or(cfg.RelistThreshold, DefaultRelistThreshold),
 		events:    make(chan *Event, cmp.Or(cfg.ChannelCapacity, DefaultChannelCapacity)),
+		metrics:   cfg.Metrics,
 		reinspect: map[types.UID]struct{}{},
 		records:   map[types.UID]*container.Pod{},
 	}
@@ -159,6 +164,11 @@ func (g *Generic) RequestReinspect(uid types.UID) {
 // Relist lists the runtime, inspects the pods that changed (or are to be re-inspected), updates
 // the cache and sends events. Start calls it periodically; it is safe to call concurrently.
 func (g *Generic) Relist(ctx context.Context) {
+	g.relist(ctx)
+}
+
+// relist is Relist; it returns the relist's timestamp and whether the listing succeeded.
+func (g *Generic) relist(ctx context.Context) (timestamp time.Time, ok bool) {
 	g.relistMu.Lock()
 	defer g.relistMu.Unlock()
 	logger := klog.FromContext(ctx)
@@ -166,11 +176,17 @@ func (g *Generic) Relist(ctx context.Context) {
 
 	// Taken before asking the runtime: whatever the listing and the inspections say is at least
 	// this fresh, and nothing that happened after it is claimed.
-	timestamp := g.clock.Now()
+	timestamp = g.clock.Now()
+	if g.metrics != nil {
+		if last := g.relistTime.Load(); last != nil {
+			g.metrics.ObserveRelistInterval(timestamp.Sub(*last))
+		}
+		defer func() { g.metrics.ObserveRelist(g.clock.Since(timestamp)) }()
+	}
 	list, err := g.runtime.GetPods(ctx)
 	if err != nil {
 		logger.Error(err, "GenericPLEG: Unable to retrieve pods")
-		return
+		return timestamp, false
 	}
 	g.relistTime.Store(&timestamp)
 
@@ -222,10 +238,18 @@ func (g *Generic) Relist(ctx context.Context) {
 		}
 		g.send(logger, ref, podEvents, status)
 	}
+	for uid, old := range g.records {
+		if cur[uid] == nil && isEmpty(old) {
+			// A pod an on-demand inspection found empty (relistPod): the listing confirms it is
+			// gone, so its empty cache entry goes too.
+			g.cache.Delete(uid)
+		}
+	}
 	g.records = next
 
 	// Only now is every entry at least as fresh as timestamp.
 	g.cache.UpdateTime(timestamp)
+	return timestamp, true
 }
 
 // podRef names the pod for logs, from the first listing that has it.

@@ -29,6 +29,9 @@ type fakeRuntime struct {
 	statusCalls []types.UID
 	// onCall, if set, runs inside every GetPods and GetPodStatus (e.g. to move the clock on).
 	onCall func()
+	// afterStatus, if set, runs inside GetPodStatus once the status is built (with f.mu held),
+	// e.g. to change the runtime behind an inspection's back.
+	afterStatus func(f *fakeRuntime, uid types.UID)
 }
 
 var _ Runtime = (*fakeRuntime)(nil)
@@ -71,6 +74,9 @@ func (f *fakeRuntime) GetPodStatus(_ context.Context, uid types.UID, name, names
 			}
 			s.SandboxStatuses = append(s.SandboxStatuses, &runtimeapi.PodSandboxStatus{Id: sb.ID, State: st})
 		}
+	}
+	if f.afterStatus != nil {
+		f.afterStatus(f, uid)
 	}
 	return s, nil
 }

@@ -269,7 +269,7 @@ func (m *Manager) KillPod(ctx context.Context, pod *v1.Pod, ps *container.PodSta
 func (m *Manager) RemovePod(ctx context.Context, ps *container.PodStatus) error {
 	var errs []error
 	for _, cs := range ps.ContainerStatuses {
-		if err := m.deps.Containers.RemoveContainer(ctx, cs.ID); err != nil && !isNotFound(err) {
+		if err := m.removeContainer(ctx, cs.ID); err != nil && !isNotFound(err) {
 			errs = append(errs, fmt.Errorf("remove container %s: %w", cs.ID, err))
 		}
 	}

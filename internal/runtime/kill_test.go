@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"testing"
@@ -355,5 +356,42 @@ func TestKillPodSidecarsShareTheGracePeriod(t *testing.T) {
 	}
 	if took := h.clock.Since(start); took > 32*time.Second {
 		t.Errorf("the pod took %v to stop, more than its 30 s grace period + 2 s", took)
+	}
+}
+
+// fakeLogCleaner records the containers whose rotated logs were removed.
+type fakeLogCleaner struct{ cleaned []string }
+
+var _ LogCleaner = (*fakeLogCleaner)(nil)
+
+func (f *fakeLogCleaner) Clean(_ context.Context, id string) error {
+	f.cleaned = append(f.cleaned, id)
+	return errors.New("disk error") // logged; the container is removed anyway
+}
+
+// A container's rotated logs are removed with it, as upstream's removeContainerLog.
+func TestRemovePodCleansRotatedLogs(t *testing.T) {
+	h := newHarness(t)
+	logs := &fakeLogCleaner{}
+	h.m.deps.Logs = logs
+	pod := newPod(mains("app", "log"))
+	h.mustSync(pod)
+	ps := h.status(pod)
+	if err := h.m.KillPod(h.ctx, pod, ps, nil); err != nil {
+		t.Fatal(err)
+	}
+	ps = h.status(pod)
+	if err := h.m.RemovePod(h.ctx, ps); err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, cs := range ps.ContainerStatuses {
+		want = append(want, cs.ID)
+	}
+	if len(want) != 2 || !slices.Equal(logs.cleaned, want) {
+		t.Errorf("cleaned %v, want %v", logs.cleaned, want)
+	}
+	if ids := h.rt.ContainerIDs(); len(ids) != 0 {
+		t.Errorf("containers left: %v", ids)
 	}
 }

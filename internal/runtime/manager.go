@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/flowcontrol"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
 	"github.com/nodelet/nodelet/internal/runtime/criconfig"
@@ -106,6 +107,25 @@ type Deps struct {
 	// imagePullSecrets. Optional: without it (standalone mode) such references fail the
 	// container with CreateContainerConfigError and images are pulled anonymously.
 	Objects APIObjects
+	// Logs removes a container's rotated log files before the container is removed (the
+	// log rotation manager). Optional.
+	Logs LogCleaner
+}
+
+// LogCleaner removes the rotated logs of a container about to be removed.
+type LogCleaner interface {
+	Clean(ctx context.Context, containerID string) error
+}
+
+// removeContainer removes a container and, first, its rotated logs, as upstream's
+// removeContainerLog: the runtime removes the current log file itself.
+func (m *Manager) removeContainer(ctx context.Context, id string) error {
+	if m.deps.Logs != nil {
+		if err := m.deps.Logs.Clean(ctx, id); err != nil {
+			klog.ErrorS(err, "Failed to remove the rotated logs of a container; they stay until the pod's log directory goes", "containerID", id)
+		}
+	}
+	return m.deps.Containers.RemoveContainer(ctx, id)
 }
 
 // Manager drives the CRI runtime.

@@ -126,7 +126,7 @@ func (m *Manager) purgeInitContainers(ctx context.Context, pod *v1.Pod, ps *cont
 		if cs.State != container.StateExited || !isInit(pod, cs.Name) {
 			continue
 		}
-		if err := m.deps.Containers.RemoveContainer(ctx, cs.ID); err != nil && !isNotFound(err) {
+		if err := m.removeContainer(ctx, cs.ID); err != nil && !isNotFound(err) {
 			klog.ErrorS(err, "Failed to remove old init container", "pod", klog.KObj(pod), "container", cs.Name, "containerID", cs.ID)
 		}
 	}
@@ -141,7 +141,7 @@ func (m *Manager) pruneDeadContainers(ctx context.Context, pod *v1.Pod, ps *cont
 		if seen[cs.Name] <= keepDeadPerContainer+1 || cs.State != container.StateExited {
 			continue
 		}
-		if err := m.deps.Containers.RemoveContainer(ctx, cs.ID); err != nil && !isNotFound(err) {
+		if err := m.removeContainer(ctx, cs.ID); err != nil && !isNotFound(err) {
 			klog.ErrorS(err, "Failed to remove dead container", "pod", klog.KObj(pod), "container", cs.Name, "containerID", cs.ID)
 		}
 	}

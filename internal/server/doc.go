@@ -1,5 +1,8 @@
-// Package server is nodelet's local read-only HTTP API, the upstream kubelet's read-only port
-// (--read-only-port, 10255): what `nodelet get pods` and `nodelet logs` talk to.
+// Package server is nodelet's HTTP API in its two forms: the read-only API, upstream's
+// read-only port (--read-only-port, 10255: what `nodelet get pods` and `nodelet logs` talk to,
+// on loopback in standalone mode, off on cluster nodes unless configured), and the kubelet API
+// (--port, 10250: HTTPS, every request authenticated and authorized by Config.Secure.Filter),
+// which the API server calls for kubectl logs, exec, attach and port-forward.
 //
 // Routes (one file each):
 //
@@ -7,6 +10,22 @@
 //	GET /healthz, GET /healthz/{name}                  healthz.go
 //	GET /containerLogs/{namespace}/{pod}/{container}   containerlogs.go
 //	GET /events[?namespace=&pod=]                      events.go
+//	GET /metrics, /metrics/probes, /metrics/resource   Deps.Metrics (internal/metrics, internal/stats)
+//	GET /stats/summary                                 summary.go
+//
+// and on the kubelet API only (upstream's debugging handlers):
+//
+//	GET|POST /exec/{ns}/{pod}[/{uid}]/{container}      exec.go
+//	GET|POST /attach/{ns}/{pod}[/{uid}]/{container}    exec.go
+//	GET|POST /portForward/{ns}/{pod}[/{uid}]           exec.go
+//	POST /run/{ns}/{pod}[/{uid}]/{container}           exec.go
+//	GET /runningpods/                                  runningpods.go
+//
+// exec, attach and portForward ask the runtime for a session on its CRI streaming server
+// (containerd serves one on 127.0.0.1) and proxy the upgraded connection to it, as upstream:
+// SPDY as is, a v5.channel.k8s.io WebSocket translated to SPDY, a port-forward WebSocket
+// tunnel unwrapped, with k8s.io/apiserver's translators. Only running containers qualify;
+// attach uses the tty setting of the container's spec.
 //
 // /events lists the node's recent pod events (internal/events) as a v1 EventList. Like
 // /containerLogs it is served only on a loopback address: event messages can carry container
