@@ -56,6 +56,9 @@ type Config struct {
 	ClusterDomain       string
 	ResolvConf          string
 	SerializeImagePulls bool
+	// DisableEventedPLEG relists every second instead of following the runtime's container
+	// events (featureGates: EventedPLEG: false).
+	DisableEventedPLEG bool
 	// LogRotation is the container log rotation policy; zero: upstream's defaults.
 	LogRotation logrotation.Config
 	// Cluster enables API-server mode when Cluster.Kubeconfig is set.
@@ -240,7 +243,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	summary.set(provider)
 	km.WatchRuntime(rt)
 	cache := pleg.NewCache()
-	relister, err := pleg.New(pleg.Config{Clock: deps.Clock, Runtime: rt, Cache: cache, Metrics: km})
+	relister, err := newPLEG(cfg, deps, rt, cache, client, km)
 	if err != nil {
 		return err
 	}
@@ -315,6 +318,24 @@ func dialRuntime(ctx context.Context, endpoint string, clk clock.Clock, rs *runt
 		}
 		backOff = min(2*backOff, 30*time.Second)
 	}
+}
+
+// relister is the PLEG the sync loop and the health check use: pleg.Evented or pleg.Generic.
+type relister interface {
+	Start(ctx context.Context)
+	Watch() <-chan *pleg.Event
+	Healthy() (bool, error)
+}
+
+// newPLEG is the evented PLEG (CRI container events, falling back to relisting every second
+// when the runtime has no event stream), or the relisting one when EventedPLEG is off.
+func newPLEG(cfg Config, deps Deps, rt pleg.Runtime, cache *pleg.Cache, client *cri.Client, km *metrics.Kubelet) (relister, error) {
+	base := pleg.Config{Clock: deps.Clock, Runtime: rt, Cache: cache, Metrics: km}
+	if cfg.DisableEventedPLEG {
+		klog.InfoS("Evented PLEG is off: relisting the runtime every second", "relistPeriod", pleg.DefaultRelistPeriod)
+		return pleg.New(base)
+	}
+	return pleg.NewEvented(pleg.EventedConfig{Config: base, Stream: client, StreamMetrics: km})
 }
 
 // lateCheck is a health check whose real check is known only once its component is built.

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -59,7 +60,7 @@ func TestLoadKubeadmConfig(t *testing.T) {
 	}
 	wantIgnored := []string{
 		"cgroupDriver", "evictionHard",
-		"featureGates", "memorySwap", "rotateCertificates", "serverTLSBootstrap", "tlsCipherSuites",
+		"featureGates.NodeSwap", "memorySwap", "rotateCertificates", "serverTLSBootstrap", "tlsCipherSuites",
 	}
 	if !reflect.DeepEqual(cfg.Ignored, wantIgnored) {
 		t.Errorf("Ignored =\n  %q\nwant\n  %q", cfg.Ignored, wantIgnored)
@@ -166,5 +167,32 @@ resolvConf: ""
 	}
 	if ptr.Deref(kc.ResolverConfig, "x") != "" {
 		t.Errorf("empty resolvConf changed: %q", *kc.ResolverConfig)
+	}
+}
+
+// featureGates.EventedPLEG is read (on unless the file turns it off); other gates stay
+// reported as ignored.
+func TestEventedPLEGFeatureGate(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		gates   string
+		want    bool
+		ignored []string
+	}{
+		{"", true, nil},
+		{"featureGates: {EventedPLEG: false}\n", false, nil},
+		{"featureGates: {EventedPLEG: true, MemoryQoS: true}\n", true, []string{"featureGates.MemoryQoS"}},
+	} {
+		path := filepath.Join(dir, "c.yaml")
+		if err := os.WriteFile(path, []byte("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n"+tc.gates), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cfg := mustLoad(t, "--config", path)
+		if got := FeatureEnabled(cfg.KubeletConfiguration, "EventedPLEG"); got != tc.want {
+			t.Errorf("%q: EventedPLEG = %v, want %v", tc.gates, got, tc.want)
+		}
+		if !slices.Equal(cfg.Ignored, tc.ignored) {
+			t.Errorf("%q: ignored %q, want %q", tc.gates, cfg.Ignored, tc.ignored)
+		}
 	}
 }

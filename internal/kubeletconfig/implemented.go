@@ -64,6 +64,9 @@ var implementedFields = []string{
 	// Logging: applied to klog by Load.
 	"logging.verbosity",
 	"logging.vmodule",
+
+	// Feature gates nodelet reads; any other gate is reported as ignored.
+	"featureGates.EventedPLEG",
 }
 
 // acceptedFields are not implemented yet but are accepted silently: they only

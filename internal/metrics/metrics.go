@@ -38,6 +38,9 @@ type Kubelet struct {
 	runtimeOps     *prometheus.CounterVec
 	runtimeOpsDur  *prometheus.HistogramVec
 	runtimeOpsErrs *prometheus.CounterVec
+	eventedConnErr prometheus.Counter
+	eventedConn    prometheus.Counter
+	eventedLatency prometheus.Histogram
 }
 
 // New builds and registers the metrics.
@@ -61,8 +64,15 @@ func New(clk clock.PassiveClock) *Kubelet {
 			[]string{"operation_type"}),
 		runtimeOpsErrs: prometheus.NewCounterVec(prometheus.CounterOpts{Subsystem: "kubelet", Name: "runtime_operations_errors_total",
 			Help: "[ALPHA] Cumulative number of runtime operation errors by operation type."}, []string{"operation_type"}),
+		eventedConnErr: prometheus.NewCounter(prometheus.CounterOpts{Subsystem: "kubelet", Name: "evented_pleg_connection_error_count",
+			Help: "[ALPHA] The number of errors encountered during the establishment of streaming connection with the CRI runtime."}),
+		eventedConn: prometheus.NewCounter(prometheus.CounterOpts{Subsystem: "kubelet", Name: "evented_pleg_connection_success_count",
+			Help: "[ALPHA] The number of times a streaming client was obtained to receive CRI Events."}),
+		eventedLatency: prometheus.NewHistogram(prometheus.HistogramOpts{Subsystem: "kubelet", Name: "evented_pleg_connection_latency_seconds",
+			Help: "[ALPHA] The latency of streaming connection with the CRI runtime, measured in seconds.", Buckets: prometheus.DefBuckets}),
 	}
 	k.registry.MustRegister(k.podStart, k.podWorker, k.relistDuration, k.relistInterval, k.runtimeOps, k.runtimeOpsDur, k.runtimeOpsErrs,
+		k.eventedConnErr, k.eventedConn, k.eventedLatency,
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), collectors.NewGoCollector())
 	return k
 }
@@ -99,6 +109,15 @@ func (k *Kubelet) ObserveRelist(d time.Duration) { k.relistDuration.Observe(d.Se
 
 // ObserveRelistInterval records kubelet_pleg_relist_interval_seconds.
 func (k *Kubelet) ObserveRelistInterval(d time.Duration) { k.relistInterval.Observe(d.Seconds()) }
+
+// StreamConnected counts an opened CRI event stream (kubelet_evented_pleg_connection_success_count).
+func (k *Kubelet) StreamConnected() { k.eventedConn.Inc() }
+
+// StreamFailed counts a CRI event stream that failed (kubelet_evented_pleg_connection_error_count).
+func (k *Kubelet) StreamFailed() { k.eventedConnErr.Inc() }
+
+// ObserveEventLatency records a CRI event's delay (kubelet_evented_pleg_connection_latency_seconds).
+func (k *Kubelet) ObserveEventLatency(d time.Duration) { k.eventedLatency.Observe(d.Seconds()) }
 
 // promLogger sends promhttp's errors to klog.
 type promLogger struct{}
