@@ -121,6 +121,9 @@ func TestHandlerServesParsableText(t *testing.T) {
 	k.ObservePodWorker("create", 20*time.Millisecond)
 	k.ObserveRelist(3 * time.Millisecond)
 	k.ObserveRelistInterval(time.Second)
+	k.StreamConnected()
+	k.StreamFailed()
+	k.ObserveEventLatency(2 * time.Millisecond)
 	w := httptest.NewRecorder()
 	k.Handler().ServeHTTP(w, httptest.NewRequest("GET", "/metrics", nil))
 	parser := expfmt.NewTextParser(model.LegacyValidation)
@@ -130,7 +133,8 @@ func TestHandlerServesParsableText(t *testing.T) {
 	}
 	for _, name := range []string{"kubelet_pod_start_duration_seconds", "kubelet_pod_worker_duration_seconds",
 		"kubelet_pleg_relist_duration_seconds", "kubelet_pleg_relist_interval_seconds", "kubelet_running_pods",
-		"kubelet_running_containers", "process_resident_memory_bytes", "process_cpu_seconds_total", "go_goroutines"} {
+		"kubelet_running_containers", "kubelet_evented_pleg_connection_success_count", "kubelet_evented_pleg_connection_error_count",
+		"kubelet_evented_pleg_connection_latency_seconds", "process_resident_memory_bytes", "process_cpu_seconds_total", "go_goroutines"} {
 		if families[name] == nil {
 			t.Errorf("/metrics lacks %s", name)
 		}
