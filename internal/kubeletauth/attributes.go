@@ -8,11 +8,14 @@ import (
 	"k8s.io/apiserver/pkg/authorization/authorizer"
 )
 
-// Attributes is upstream's nodeAuthorizerAttributesGetter without the fine-grained feature: the
-// resource is the node itself, the verb follows the HTTP method, and the subresource follows the
-// path: /stats → stats, /metrics → metrics, /logs → log, /checkpoint → checkpoint, /statusz →
-// statusz, /flagz → configz, anything else (containerLogs, exec, pods, healthz...) → proxy.
-func Attributes(nodeName string, u user.Info, r *http.Request) authorizer.AttributesRecord {
+// Attributes is upstream's nodeAuthorizerAttributesGetter with KubeletFineGrainedAuthz (GA and
+// locked on since 1.36): the resource is the node itself, the verb follows the HTTP method, and
+// the subresources follow the path. A request is allowed when any of them is, tried in order:
+// first the fine-grained one (/pods, /runningpods/ → pods; /healthz → healthz; /configz →
+// configz), then /stats → stats, /metrics → metrics, /logs → log, /checkpoint → checkpoint,
+// /statusz → statusz, /flagz → configz, and anything else (containerLogs, exec, pods,
+// healthz...) → proxy.
+func Attributes(nodeName string, u user.Info, r *http.Request) []authorizer.AttributesRecord {
 	verb := ""
 	switch r.Method {
 	case http.MethodPost:
@@ -27,25 +30,39 @@ func Attributes(nodeName string, u user.Info, r *http.Request) authorizer.Attrib
 		verb = "delete"
 	}
 	path := r.URL.Path
-	sub := "proxy"
+	var subs []string
+	switch {
+	case isSubpath(path, "/allocatedPods"), isSubpath(path, "/pods"), isSubpath(path, "/runningpods/"):
+		subs = append(subs, "pods")
+	case isSubpath(path, "/healthz"):
+		subs = append(subs, "healthz")
+	case isSubpath(path, "/configz"):
+		subs = append(subs, "configz")
+	}
 	switch {
 	case isSubpath(path, "/stats"):
-		sub = "stats"
+		subs = append(subs, "stats")
 	case isSubpath(path, "/metrics"):
-		sub = "metrics"
+		subs = append(subs, "metrics")
 	case isSubpath(path, "/logs"):
-		sub = "log"
+		subs = append(subs, "log")
 	case isSubpath(path, "/checkpoint"):
-		sub = "checkpoint"
+		subs = append(subs, "checkpoint")
 	case isSubpath(path, "/statusz"):
-		sub = "statusz"
+		subs = append(subs, "statusz")
 	case isSubpath(path, "/flagz"):
-		sub = "configz"
+		subs = append(subs, "configz")
+	default:
+		subs = append(subs, "proxy")
 	}
-	return authorizer.AttributesRecord{
-		User: u, Verb: verb, APIVersion: "v1", Resource: "nodes", Subresource: sub,
-		Name: nodeName, ResourceRequest: true, Path: path,
+	out := make([]authorizer.AttributesRecord, 0, len(subs))
+	for _, sub := range subs {
+		out = append(out, authorizer.AttributesRecord{
+			User: u, Verb: verb, APIVersion: "v1", Resource: "nodes", Subresource: sub,
+			Name: nodeName, ResourceRequest: true, Path: path,
+		})
 	}
+	return out
 }
 
 // isSubpath is upstream's: path is prefix itself or below it.

@@ -32,19 +32,29 @@ func Filter(nodeName string, authn authenticator.Request, authz Authorizer, next
 			return
 		}
 		attrs := Attributes(nodeName, info.User, r)
-		decision, _, err := authz.Authorize(r.Context(), attrs)
-		if err != nil {
-			logger.Error(err, "Authorization error", "user", attrs.User.GetName(), "verb", attrs.Verb,
-				"resource", attrs.Resource, "subresource", attrs.Subresource)
-			http.Error(w, fmt.Sprintf("Authorization error (user=%s, verb=%s, resource=%s, subresource=%s)",
-				attrs.User.GetName(), attrs.Verb, attrs.Resource, attrs.Subresource), http.StatusInternalServerError)
-			return
+		var subresources []string
+		allowed := false
+		for _, a := range attrs {
+			subresources = append(subresources, a.Subresource)
+			decision, _, err := authz.Authorize(r.Context(), a)
+			if err != nil {
+				logger.Error(err, "Authorization error", "user", a.User.GetName(), "verb", a.Verb,
+					"resource", a.Resource, "subresource", a.Subresource)
+				http.Error(w, fmt.Sprintf("Authorization error (user=%s, verb=%s, resource=%s, subresource=%s)",
+					a.User.GetName(), a.Verb, a.Resource, a.Subresource), http.StatusInternalServerError)
+				return
+			}
+			if decision == authorizer.DecisionAllow {
+				allowed = true
+				break
+			}
 		}
-		if decision != authorizer.DecisionAllow {
-			logger.V(2).Info("Forbidden", "user", attrs.User.GetName(), "verb", attrs.Verb, "path", r.URL.Path,
-				"subresource", attrs.Subresource)
-			http.Error(w, fmt.Sprintf("Forbidden (user=%s, verb=%s, resource=%s, subresource=%s)",
-				attrs.User.GetName(), attrs.Verb, attrs.Resource, attrs.Subresource), http.StatusForbidden)
+		if !allowed {
+			a := attrs[0] // the attributes differ only by subresource
+			logger.V(2).Info("Forbidden", "user", a.User.GetName(), "verb", a.Verb, "path", r.URL.Path,
+				"subresources", subresources)
+			http.Error(w, fmt.Sprintf("Forbidden (user=%s, verb=%s, resource=%s, subresource(s)=%v)",
+				a.User.GetName(), a.Verb, a.Resource, subresources), http.StatusForbidden)
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"testing"
 
 	"k8s.io/apiserver/pkg/authentication/authenticator"
@@ -27,7 +28,8 @@ type onlyAdminProxy struct{ asked []authorizer.Attributes }
 
 func (o *onlyAdminProxy) Authorize(_ context.Context, a authorizer.Attributes) (authorizer.Decision, string, error) {
 	o.asked = append(o.asked, a)
-	if a.GetUser().GetName() == "admin" && a.GetSubresource() == "proxy" {
+	if a.GetUser().GetName() == "admin" && a.GetSubresource() == "proxy" ||
+		a.GetUser().GetName() == "monitor" && a.GetSubresource() == "healthz" {
 		return authorizer.DecisionAllow, "", nil
 	}
 	return authorizer.DecisionNoOpinion, "", nil
@@ -49,6 +51,9 @@ func TestFilter(t *testing.T) {
 		{"bob", "/containerLogs/a/b/c", http.StatusForbidden},
 		{"admin", "/stats/summary", http.StatusForbidden},
 		{"admin", "/containerLogs/a/b/c", http.StatusTeapot},
+		{"admin", "/pods", http.StatusTeapot},      // nodes/pods refused, nodes/proxy allowed
+		{"monitor", "/healthz", http.StatusTeapot}, // fine-grained nodes/healthz is enough
+		{"monitor", "/pods", http.StatusForbidden},
 	} {
 		r := httptest.NewRequest(http.MethodGet, tc.path, nil)
 		if tc.user != "" {
@@ -60,7 +65,12 @@ func TestFilter(t *testing.T) {
 			t.Errorf("user %q %s: %d %q, want %d", tc.user, tc.path, w.Code, w.Body.String(), tc.want)
 		}
 	}
-	if len(z.asked) != 3 || z.asked[0].GetName() != "node-1" || z.asked[1].GetSubresource() != "stats" {
-		t.Errorf("authorizer asked %v", z.asked)
+	var asked []string
+	for _, a := range z.asked {
+		asked = append(asked, a.GetUser().GetName()+":"+a.GetSubresource())
+	}
+	want := []string{"bob:proxy", "admin:stats", "admin:proxy", "admin:pods", "admin:proxy", "monitor:healthz", "monitor:pods", "monitor:proxy"}
+	if !slices.Equal(asked, want) || z.asked[0].GetName() != "node-1" {
+		t.Errorf("authorizer asked %q, want %q", asked, want)
 	}
 }
