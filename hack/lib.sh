@@ -59,3 +59,48 @@ write_file() {
 	cat >"$tmp"
 	if cmp -s "$tmp" "$1"; then rm -f "$tmp"; else mv -f "$tmp" "$1"; fi
 }
+
+# check_state_dir NAME DIR: dies unless DIR (the value of the variable NAME) is an absolute path
+# other than / and outside the git tree.
+check_state_dir() {
+	[[ $2 == /?* ]] || die "$1 must be an absolute path other than /, got '$2'"
+	[[ $2/ != "$REPO_DIR"/* ]] || die "$1 ($2) must not be inside the git tree"
+}
+
+# mounts_in DIR: mount points under DIR, deepest first.
+mounts_in() {
+	awk -v p="$1/" '{ m = $5; gsub(/\\040/, " ", m); if (index(m, p) == 1) print m }' \
+		/proc/self/mountinfo | sort -r
+}
+
+# unmount_in DIR: unmounts everything under DIR (lazily if busy), deepest first.
+unmount_in() {
+	local m i
+	local -a mounts
+	for ((i = 0; i < 3; i++)); do
+		mapfile -t mounts < <(mounts_in "$1")
+		[[ ${#mounts[@]} -eq 0 ]] && return 0
+		for m in "${mounts[@]}"; do
+			umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || log "WARNING: cannot unmount $m"
+		done
+	done
+	[[ -z $(mounts_in "$1") ]] || log "WARNING: mounts remain under $1"
+}
+
+# runc_roots_in DIR: the runc state directories (one per containerd namespace) of DIR/runc.
+runc_roots_in() { [[ -d $1/runc ]] && find "$1/runc" -mindepth 1 -maxdepth 1 -type d; }
+
+# runc_list ROOT: the IDs of the containers runc knows in ROOT.
+runc_list() { command -v runc >/dev/null && runc --root "$1" list -q 2>/dev/null; }
+
+# kill_runc_containers DIR: force-deletes the containers left in DIR's runc roots.
+kill_runc_containers() {
+	local root id
+	while read -r root; do
+		[[ -n $root ]] || continue
+		for id in $(runc_list "$root"); do
+			log "force-deleting leftover container $id"
+			runc --root "$root" delete -f "$id" 2>/dev/null || log "WARNING: runc delete $id failed"
+		done
+	done < <(runc_roots_in "$1" || true)
+}

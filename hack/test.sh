@@ -33,4 +33,5 @@ bash hack/cluster.sh down
 bash hack/cluster.sh check-clean
 bash hack/testenv.sh down
 bash hack/testenv.sh check-clean
+bash hack/containerd16.sh check-clean
 echo "all checks passed"

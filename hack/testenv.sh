@@ -52,8 +52,7 @@ source "$REPO_DIR/hack/lib.sh"
 die() { log "ERROR: $*"; exit 1; }
 
 check_dir() {
-	[[ $TESTENV_DIR == /?* ]] || die "TESTENV_DIR must be an absolute path other than /, got '$TESTENV_DIR'"
-	[[ $TESTENV_DIR/ != "$REPO_DIR"/* ]] || die "TESTENV_DIR ($TESTENV_DIR) must not be inside the git tree"
+	check_state_dir TESTENV_DIR "$TESTENV_DIR"
 }
 
 need_root() { [[ $(id -u) -eq 0 ]] || die "must run as root (containerd, mounts, bridge)"; }
@@ -392,38 +391,10 @@ cmd_up() {
 
 # ---------------------------------------------------------------- teardown
 
-# mounts_under: mount points under TESTENV_DIR, deepest first.
-mounts_under() {
-	awk -v p="$TESTENV_DIR/" '{ m = $5; gsub(/\\040/, " ", m); if (index(m, p) == 1) print m }' \
-		/proc/self/mountinfo | sort -r
-}
-
-unmount_all() {
-	local m i
-	local -a mounts
-	for ((i = 0; i < 3; i++)); do
-		mapfile -t mounts < <(mounts_under)
-		[[ ${#mounts[@]} -eq 0 ]] && return 0
-		for m in "${mounts[@]}"; do
-			umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || log "WARNING: cannot unmount $m"
-		done
-	done
-	[[ -z $(mounts_under) ]] || log "WARNING: mounts remain under $TESTENV_DIR"
-}
-
-# runc_roots: runc state directories (one per containerd namespace).
-runc_roots() { [[ -d $TESTENV_DIR/runc ]] && find "$TESTENV_DIR/runc" -mindepth 1 -maxdepth 1 -type d; }
-
-kill_containers() {
-	local root id
-	while read -r root; do
-		[[ -n $root ]] || continue
-		for id in $(runc --root "$root" list -q 2>/dev/null); do
-			log "force-deleting leftover container $id"
-			runc --root "$root" delete -f "$id" 2>/dev/null || log "WARNING: runc delete $id failed"
-		done
-	done < <(runc_roots)
-}
+mounts_under() { mounts_in "$TESTENV_DIR"; }
+unmount_all() { unmount_in "$TESTENV_DIR"; }
+runc_roots() { runc_roots_in "$TESTENV_DIR"; }
+kill_containers() { kill_runc_containers "$TESTENV_DIR"; }
 
 cmd_down() {
 	need_root
@@ -507,7 +478,7 @@ cmd_check_clean() {
 	found "something answers on http://$AUTH_REGISTRY_ADDR" "$(if [[ $(http_status "http://$AUTH_REGISTRY_ADDR/v2/") != 000 ]]; then echo registry; fi)"
 	found "mounts under $TESTENV_DIR" "$(mounts_under | tr '\n' ' ')"
 	while read -r root; do
-		[[ -n $root ]] && found "runc containers in $root" "$(runc --root "$root" list -q 2>/dev/null | tr '\n' ' ' || true)"
+		[[ -n $root ]] && found "runc containers in $root" "$(runc_list "$root" | tr '\n' ' ' || true)"
 	done < <(runc_roots || true)
 	found "bridge" "$(ip -br link show "$BRIDGE" 2>/dev/null || true)"
 	found "network namespaces" "$(find "$TESTENV_DIR/state" -path '*/netns/cni-*' 2>/dev/null | tr '\n' ' ' || true)"

@@ -84,7 +84,12 @@ func startNode(t *testing.T, extraArgs ...string) *node {
 // startNamedNode is startNode with the node name given.
 func startNamedNode(t *testing.T, name string, extraArgs ...string) *node {
 	t.Helper()
-	e := testenv(t)
+	return startNodeOn(t, testenv(t), name, extraArgs...)
+}
+
+// startNodeOn is startNamedNode on the runtime e describes (e.g. containerd16's).
+func startNodeOn(t *testing.T, e env, name string, extraArgs ...string) *node {
+	t.Helper()
 	base := t.TempDir()
 	n := &node{t: t, env: e, name: name,
 		manifests: filepath.Join(base, "manifests"), rootDir: filepath.Join(base, "root"),

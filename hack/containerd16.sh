@@ -1,0 +1,353 @@
+#!/usr/bin/env bash
+# containerd16.sh: a second container runtime for the end-to-end tests: Debian's containerd 1.6
+# (no CRI container events: GetContainerEvents is Unimplemented before 1.7, and so is
+# RuntimeConfig), to show that nodelet falls back to relisting on it.
+#
+# Usage (as root, Debian 12, after `hack/testenv.sh up`, whose registry it pulls from):
+#   hack/containerd16.sh up           install Debian's containerd if missing, start it, print the env
+#   hack/containerd16.sh down         remove every pod through CRI, stop containerd and its shims,
+#                                     unmount, delete the bridge; keeps images (warm next up)
+#   hack/containerd16.sh status       print what runs; exit 0 only when containerd 1.6 answers
+#   hack/containerd16.sh check-clean  exit 1 if a daemon, shim, container, mount or the bridge remains
+#   hack/containerd16.sh purge        down, then delete CONTAINERD16_DIR entirely
+#   hack/containerd16.sh env          print the environment variables to use
+#
+# Everything lives under CONTAINERD16_DIR (default /var/lib/nodelet-containerd16): root, state,
+# socket, runc root, CNI config and IPAM, logs. It is deliberately not inside testenv's
+# TESTENV_DIR: testenv's down and check-clean claim every process and mount that names that
+# directory. Pods get their own bridge and subnet (nodelet16, 10.89.0.0/16), so neither
+# environment's teardown touches the other's network. Binaries are the package's /usr/bin ones
+# (containerd, containerd-shim-runc-v2, ctr), found through a PATH set here, never testenv's.
+set -euo pipefail
+
+CONTAINERD16_DIR=${CONTAINERD16_DIR:-/var/lib/nodelet-containerd16}
+[[ $CONTAINERD16_DIR == / ]] || CONTAINERD16_DIR=${CONTAINERD16_DIR%/}
+DIR=$CONTAINERD16_DIR
+REGISTRY_ADDR=127.0.0.1:5000
+PAUSE_IMAGE=registry.k8s.io/pause:3.10
+BRIDGE=nodelet16
+SUBNET=10.89.0.0/16
+CNI_NETWORK=nodelet-containerd16
+REPO_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# The daemon and its shims see only the system's directories: /usr/bin/containerd-shim-runc-v2
+# (the package's), /usr/sbin/runc.
+DAEMON_PATH=/usr/bin:/usr/sbin:/bin:/sbin
+CONTAINERD=/usr/bin/containerd
+CTR=/usr/bin/ctr
+
+SOCK=$DIR/containerd.sock
+CONFIG=$DIR/config.toml
+CNI_CONF_DIR=$DIR/cni/net.d
+LOG=$DIR/logs/containerd.log
+PIDFILE=$DIR/run/containerd.pid
+TOOLS_DIR=$DIR/bin
+
+log() { echo "containerd16: $*" >&2; }
+# shellcheck source=hack/lib.sh
+source "$REPO_DIR/hack/lib.sh"
+die() { log "ERROR: $*"; exit 1; }
+
+check_dir() {
+	check_state_dir CONTAINERD16_DIR "$DIR"
+	local testenv=${TESTENV_DIR:-/var/lib/nodelet-testenv}
+	[[ $DIR/ != "${testenv%/}"/* && ${testenv%/}/ != "$DIR"/* ]] ||
+		die "CONTAINERD16_DIR ($DIR) must not be inside TESTENV_DIR ($testenv) nor contain it"
+}
+
+need_root() { [[ $(id -u) -eq 0 ]] || die "must run as root (containerd, mounts, bridge)"; }
+
+# lock serializes concurrent invocations; daemons are started with fd 9 closed.
+lock() {
+	mkdir -p "$DIR"
+	exec 9>"$DIR/containerd16.lock"
+	flock -w 600 9 || die "timed out waiting for $DIR/containerd16.lock"
+}
+
+# ---------------------------------------------------------------- processes
+
+# pid_alive: prints containerd's PID if the recorded process still runs with our config.
+pid_alive() {
+	local pid
+	[[ -s $PIDFILE ]] || return 1
+	pid=$(<"$PIDFILE")
+	[[ $pid =~ ^[0-9]+$ ]] && alive "$pid" || return 1
+	tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$CONFIG" || return 1
+	echo "$pid"
+}
+
+# our_pids REGEX: PIDs of processes whose command name matches REGEX and whose command line
+# references DIR (shims carry `-address DIR/containerd.sock`, runc `--root DIR/runc/...`).
+our_pids() {
+	local d pid comm
+	for d in /proc/[0-9]*; do
+		pid=${d#/proc/}
+		comm=$(cat "$d/comm" 2>/dev/null) || continue
+		[[ $comm =~ $1 ]] || continue
+		tr '\0' ' ' <"$d/cmdline" 2>/dev/null | grep -qF -- "$DIR/" || continue
+		echo "$pid"
+	done
+}
+
+shim_pids() { our_pids '^containerd-shim'; }
+
+containerd_ok() { [[ -S $SOCK ]] && "$CTR" -a "$SOCK" version; }
+
+# cri_ok: the CRI plugin loaded (containerd serves without it when its config is wrong).
+cri_ok() { "$CTR" -a "$SOCK" plugins ls 2>/dev/null | grep -qE '^io\.containerd\.grpc\.v1 +cri +.* ok *$'; }
+
+# ---------------------------------------------------------------- install and config
+
+# ensure_package: Debian's containerd, installed without starting the package's service (a
+# policy-rc.d that refuses, only while installing and only if the machine has none).
+ensure_package() {
+	if ! installed containerd; then
+		local guard=""
+		if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+			guard=/usr/sbin/policy-rc.d
+			printf '#!/bin/sh\n# Temporary, from nodelet hack/containerd16.sh: start no service.\nexit 101\n' >"$guard"
+			chmod 0755 "$guard"
+		fi
+		local rc=0
+		install_missing containerd || rc=$?
+		[[ -z $guard ]] || rm -f "$guard"
+		[[ $rc -eq 0 ]] || die "installing Debian's containerd failed"
+	fi
+	local b
+	for b in "$CONTAINERD" /usr/bin/containerd-shim-runc-v2 "$CTR"; do
+		[[ -x $b ]] || die "$b missing: is Debian's containerd package installed?"
+	done
+	"$CONTAINERD" --version | grep -qE ' 1\.6\.' ||
+		die "$CONTAINERD is not containerd 1.6: $("$CONTAINERD" --version)"
+}
+
+# need_registry: testenv's registry answers and holds the pause image.
+need_registry() {
+	curl -sf -o /dev/null --max-time 5 "http://$REGISTRY_ADDR/v2/" ||
+		die "nothing answers on http://$REGISTRY_ADDR: run hack/testenv.sh up first"
+	curl -sf -o /dev/null --max-time 5 -H 'Accept: application/vnd.oci.image.index.v1+json' \
+		-H 'Accept: application/vnd.oci.image.manifest.v1+json' \
+		-H 'Accept: application/vnd.docker.distribution.manifest.v2+json' \
+		"http://$REGISTRY_ADDR/v2/pause/manifests/${PAUSE_IMAGE##*:}" ||
+		die "the registry on $REGISTRY_ADDR has no pause image: run hack/testenv.sh up first"
+}
+
+write_configs() {
+	mkdir -p "$DIR"/{root,state,runc,opt,logs,run,bin,cni/ipam} "$CNI_CONF_DIR" "$DIR/certs.d"
+	chmod 0711 "$DIR"
+
+	write_file "$CNI_CONF_DIR/10-nodelet16.conflist" <<EOF
+{
+  "cniVersion": "1.0.0",
+  "name": "$CNI_NETWORK",
+  "plugins": [
+    {"type": "bridge", "bridge": "$BRIDGE", "isGateway": true, "ipMasq": false, "hairpinMode": true,
+     "ipam": {"type": "host-local", "dataDir": "$DIR/cni/ipam",
+              "ranges": [[{"subnet": "$SUBNET"}]], "routes": [{"dst": "0.0.0.0/0"}]}},
+    {"type": "portmap", "capabilities": {"portMappings": true}}
+  ]
+}
+EOF
+
+	write_file "$CONFIG" <<EOF
+# Generated by hack/containerd16.sh. containerd 1.6 configuration (version 2).
+version = 2
+root = "$DIR/root"
+state = "$DIR/state"
+oom_score = 0
+
+[grpc]
+  address = "$SOCK"
+
+[ttrpc]
+  address = "$SOCK.ttrpc"
+
+[debug]
+  level = "info"
+
+[plugins]
+  [plugins."io.containerd.grpc.v1.cri"]
+    sandbox_image = "$PAUSE_IMAGE"
+    # REQUIRED here: root lacks CAP_SYS_RESOURCE, negative oom_score_adj breaks runc create.
+    restrict_oom_score_adj = true
+    netns_mounts_under_state_dir = true
+    disable_tcp_service = true
+    stream_server_address = "127.0.0.1"
+    stream_server_port = "0"
+    [plugins."io.containerd.grpc.v1.cri".containerd]
+      snapshotter = "overlayfs"
+      default_runtime_name = "runc"
+      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+        runtime_type = "io.containerd.runc.v2"
+        [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+          SystemdCgroup = false
+          Root = "$DIR/runc"
+    [plugins."io.containerd.grpc.v1.cri".cni]
+      bin_dir = "/usr/lib/cni"
+      conf_dir = "$CNI_CONF_DIR"
+      max_conf_num = 1
+    [plugins."io.containerd.grpc.v1.cri".registry]
+      config_path = "$DIR/certs.d"
+
+  [plugins."io.containerd.internal.v1.opt"]
+    path = "$DIR/opt"
+EOF
+
+	# Public names resolve from the local registry only (as in testenv); the registry itself
+	# is plain HTTP.
+	local host server
+	for host in registry.k8s.io docker.io; do
+		server=https://$host
+		[[ $host == docker.io ]] && server=https://registry-1.docker.io
+		mkdir -p "$DIR/certs.d/$host"
+		write_file "$DIR/certs.d/$host/hosts.toml" <<EOF
+server = "$server"
+
+[host."http://$REGISTRY_ADDR"]
+  capabilities = ["pull", "resolve"]
+EOF
+	done
+	mkdir -p "$DIR/certs.d/$REGISTRY_ADDR"
+	write_file "$DIR/certs.d/$REGISTRY_ADDR/hosts.toml" <<<"server = \"http://$REGISTRY_ADDR\""
+}
+
+start_containerd() {
+	if pid_alive >/dev/null && containerd_ok >/dev/null 2>&1 && cri_ok; then return 0; fi
+	local old
+	if old=$(pid_alive); then
+		log "containerd (pid $old) does not answer or has no CRI plugin; restarting it"
+		stop_pids 10 "$old"
+	fi
+	log "starting $("$CONTAINERD" --version | awk '{print $3}') on $SOCK"
+	rm -f "$SOCK" "$SOCK.ttrpc"
+	env -u CONTAINERD_ADDRESS -u CONTAINERD_NAMESPACE PATH="$DAEMON_PATH" setsid nohup "$CONTAINERD" \
+		--config "$CONFIG" >>"$LOG" 2>&1 </dev/null 9>&- &
+	echo $! >"$PIDFILE"
+	if ! wait_for 60 containerd_ok || ! wait_for 10 cri_ok; then
+		tail -n 20 "$LOG" >&2 || true
+		die "containerd 1.6 did not answer on $SOCK with its CRI plugin; see $LOG"
+	fi
+}
+
+print_env() {
+	cat <<EOF
+CONTAINERD16_ENDPOINT=unix://$SOCK
+CONTAINERD16_DIR=$DIR
+CONTAINERD16_SUBNET=$SUBNET
+EOF
+}
+
+cmd_up() {
+	need_root
+	lock
+	ensure_package
+	need_registry
+	write_configs
+	start_containerd
+	log "up: containerd $("$CONTAINERD" --version | awk '{print $3}') (pid $(<"$PIDFILE"))"
+	print_env
+}
+
+# ---------------------------------------------------------------- teardown
+
+mounts_under() { mounts_in "$DIR"; }
+unmount_all() { unmount_in "$DIR"; }
+runc_roots() { runc_roots_in "$DIR"; }
+kill_containers() { kill_runc_containers "$DIR"; }
+
+cmd_down() {
+	need_root
+	[[ -d $DIR ]] || { log "down (nothing here)"; return 0; }
+	lock
+	local pid
+	local -a shims
+	if pid_alive >/dev/null && containerd_ok >/dev/null 2>&1; then
+		if (cd "$REPO_DIR" && GOFLAGS=-buildvcs=false go build -o "$TOOLS_DIR/cri-clean" ./hack/cri-clean); then
+			"$TOOLS_DIR/cri-clean" -endpoint "unix://$SOCK" -timeout 2m ||
+				log "WARNING: removing pods through CRI failed; forcing cleanup"
+		else
+			log "WARNING: building hack/cri-clean failed; forcing cleanup"
+		fi
+	fi
+	if pid=$(pid_alive); then log "stopping containerd (pid $pid)" && stop_pids 15 "$pid"; fi
+	kill_containers
+	mapfile -t shims < <(shim_pids)
+	[[ ${#shims[@]} -eq 0 ]] || { log "stopping shims ${shims[*]}" && stop_pids 5 "${shims[@]}"; }
+	rm -f "$PIDFILE" "$SOCK" "$SOCK.ttrpc"
+	unmount_all
+	# netns bind-mount targets and host-local IP leases of pods that are gone.
+	find "$DIR/state" -path '*/netns/cni-*' -delete 2>/dev/null || true
+	rm -rf "${DIR:?}/cni/ipam/$CNI_NETWORK" /var/lib/cni/results/"$CNI_NETWORK"-* 2>/dev/null || true
+	# state is containerd's /run: wipe it like a reboot would, but never across a mount.
+	[[ -n $(mounts_under) ]] || rm -rf --one-file-system "$DIR/state"
+	if ip link show "$BRIDGE" >/dev/null 2>&1; then
+		log "deleting bridge $BRIDGE"
+		ip link del "$BRIDGE" || log "WARNING: cannot delete bridge $BRIDGE"
+	fi
+	log "down"
+}
+
+cmd_purge() {
+	cmd_down
+	[[ -d $DIR ]] || return 0
+	[[ -z $(mounts_under) ]] || die "mounts remain under $DIR; not deleting it"
+	log "deleting $DIR"
+	rm -rf --one-file-system "$DIR"
+}
+
+# ---------------------------------------------------------------- inspection
+
+cmd_status() {
+	local rc=0 pid s
+	if pid=$(pid_alive) && containerd_ok >/dev/null 2>&1; then
+		echo "containerd 1.6: running (pid $pid), socket $SOCK, CRI plugin $(if cri_ok; then echo ok; else echo MISSING; fi)"
+		cri_ok || rc=1
+		echo "containers (sandboxes included): $("$CTR" -a "$SOCK" -n k8s.io c ls -q 2>/dev/null | wc -l)"
+	else
+		echo "containerd 1.6: not running or not answering (pid ${pid:-none})"
+		rc=1
+	fi
+	for s in $(shim_pids); do echo "shim: pid $s, $(readlink "/proc/$s/exe" 2>/dev/null || echo gone)"; done
+	echo "mounts under $DIR: $(mounts_under | wc -l)"
+	echo "bridge $BRIDGE: $(ip -br link show "$BRIDGE" 2>/dev/null || echo absent)"
+	return $rc
+}
+
+cmd_check_clean() {
+	local dirty=0 root
+	# found WHAT LIST: report LIST (if not empty) as left over.
+	found() {
+		[[ -z ${2// /} ]] && return 0
+		echo "dirty: $1: $2"
+		dirty=1
+	}
+	found "processes running from $DIR" "$(our_pids '^(containerd|runc)' | tr '\n' ' ' || true)"
+	found "recorded containerd still running" "$(pid_alive || true)"
+	found "socket" "$(if [[ -S $SOCK ]]; then echo "$SOCK"; fi)"
+	found "mounts under $DIR" "$(mounts_under | tr '\n' ' ')"
+	while read -r root; do
+		[[ -n $root ]] && found "runc containers in $root" "$(runc_list "$root" | tr '\n' ' ' || true)"
+	done < <(runc_roots || true)
+	found "bridge" "$(ip -br link show "$BRIDGE" 2>/dev/null || true)"
+	found "network namespaces" "$(find "$DIR/state" -path '*/netns/cni-*' 2>/dev/null | tr '\n' ' ' || true)"
+	[[ $dirty -eq 0 ]] && echo "clean"
+	return $dirty
+}
+
+main() {
+	check_dir
+	case ${1:-} in
+	up) cmd_up ;;
+	down) cmd_down ;;
+	purge) cmd_purge ;;
+	status) cmd_status ;;
+	check-clean) cmd_check_clean ;;
+	env) print_env ;;
+	*)
+		sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+		exit 2
+		;;
+	esac
+}
+
+# On one line: bash must not read past it if the file is edited while running.
+main "$@"; exit $?
