@@ -29,7 +29,7 @@ testenv-down:
 clean:
 	rm -rf bin
 
-## bench: measure nodelet on real parts (containerd + runc + CNI) against the raw CRI floor; writes docs/benchmarks.md
+## bench: measure nodelet on real parts (containerd + runc + CNI) next to the upstream kubelet v1.37.1 and the raw CRI floor; writes docs/benchmarks.md
 .PHONY: bench
 bench:
 	go run ./hack/bench --pods 1,30 --runs 3 --out docs/benchmarks.md

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # cluster.sh: a real Kubernetes control plane (etcd, kube-apiserver, kube-controller-manager,
-# kube-scheduler v1.37.1) on loopback, for nodelet's cluster-mode tests and demos.
+# kube-scheduler v1.37.1) on loopback, for nodelet's cluster-mode tests and demos. Its build also
+# makes kubectl and the upstream kubelet (hack/bench runs that next to nodelet).
 #
 # Usage (as root, Debian 12):
-#   hack/cluster.sh build            build the upstream binaries (cached per go.mod/go.sum hash)
+#   hack/cluster.sh build            build the upstream binaries, kubelet included (cached per
+#                                    go.mod/go.sum hash); print their directory
 #   hack/cluster.sh up               install packages, build, make certificates and kubeconfigs, start
 #                                    the control plane, wait until it serves; print the env to use
 #   hack/cluster.sh down             stop every component by PID; keeps certificates and etcd data
@@ -25,7 +27,7 @@ CLUSTER_DIR=${CLUSTER_DIR:-/var/lib/nodelet-cluster}
 [[ $CLUSTER_DIR == / ]] || CLUSTER_DIR=${CLUSTER_DIR%/}
 K8S_CACHE=${NODELET_K8S_CACHE:-/var/cache/nodelet}
 K8S_VERSION=v1.37.1
-K8S_BINARIES=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
+K8S_BINARIES=(kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet)
 PACKAGES=(etcd-server openssl curl iproute2 procps)
 REPO_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 K8S_MODULE_DIR=$REPO_DIR/hack/controlplane/k8s
@@ -57,8 +59,7 @@ source "$REPO_DIR/hack/lib.sh"
 die() { log "ERROR: $*"; exit 1; }
 
 check_dir() {
-	[[ $CLUSTER_DIR == /?* ]] || die "CLUSTER_DIR must be an absolute path other than /, got '$CLUSTER_DIR'"
-	[[ $CLUSTER_DIR/ != "$REPO_DIR"/* ]] || die "CLUSTER_DIR ($CLUSTER_DIR) must not be inside the git tree"
+	check_state_dir CLUSTER_DIR "$CLUSTER_DIR"
 }
 
 need_root() { [[ $(id -u) -eq 0 ]] || die "must run as root (packages, ports, $CLUSTER_DIR)"; }
@@ -148,15 +149,30 @@ k8s_bin_dir() {
 
 # have_binaries DIR: DIR holds a complete build (the stamp is written last).
 have_binaries() {
-	local b
 	[[ -f $1/.complete ]] || return 1
-	for b in "${K8S_BINARIES[@]}"; do [[ -x $1/$b ]] || return 1; done
+	[[ -z $(missing_binaries "$1") ]]
+}
+
+# missing_binaries DIR: the names of K8S_BINARIES that DIR lacks, one a line; all of them when
+# DIR has no stamp. A directory built before a binary joined the list keeps the others: they come
+# from the same inputs (the hash), and a running cluster may be executing them.
+missing_binaries() {
+	local b
+	for b in "${K8S_BINARIES[@]}"; do
+		[[ -f $1/.complete && -x $1/$b ]] || echo "$b"
+	done
 }
 
 cmd_build() {
-	local dir tmp start
+	local dir
 	dir=$(k8s_bin_dir)
-	have_binaries "$dir" && return 0
+	have_binaries "$dir" || build_binaries "$dir"
+}
+
+# build_binaries DIR: build the binaries DIR lacks into a temporary directory, move them in,
+# then write the stamp.
+build_binaries() {
+	local dir=$1 tmp start
 	command -v go >/dev/null || die "go is needed to build Kubernetes $K8S_VERSION"
 	mkdir -p "$K8S_CACHE"
 	exec 8>"$K8S_CACHE/.k8s-build.lock"
@@ -164,24 +180,34 @@ cmd_build() {
 	# Someone may be building the same binaries by hand: two builds do not fit on 2 cores.
 	local i
 	for ((i = 0; i < 3600; i++)); do
-		pgrep -f 'go build .*k8s\.io/kubernetes/cmd/kube-apiserver' >/dev/null || break
-		((i % 60 == 0)) && log "waiting for a running kube-apiserver build to finish"
+		pgrep -f 'go build .*k8s\.io/kubernetes/cmd/kube' >/dev/null || break
+		((i % 60 == 0)) && log "waiting for a running Kubernetes build to finish"
 		sleep 1
 	done
-	if ! have_binaries "$dir"; then
-		log "building Kubernetes $K8S_VERSION (${K8S_BINARIES[*]}) into $dir (~10 min cold on 2 cores)"
+	local -a missing
+	mapfile -t missing < <(missing_binaries "$dir")
+	if ((${#missing[@]} > 0)); then
+		log "building Kubernetes $K8S_VERSION (${missing[*]}) into $dir (~10 min cold on 2 cores for all)"
 		start=$EPOCHREALTIME
 		tmp=$dir.tmp.$$
 		rm -rf "$tmp" && mkdir -p "$tmp"
-		local -a pkgs=("${K8S_BINARIES[@]/#/k8s.io/kubernetes/cmd/}")
+		local -a pkgs=("${missing[@]/#/k8s.io/kubernetes/cmd/}")
 		if ! (cd "$K8S_MODULE_DIR" && go build -trimpath -ldflags "$(ldflags)" -o "$tmp/" "${pkgs[@]}") \
 			>"$K8S_CACHE/k8s-build.log" 2>&1; then
 			tail -n 20 "$K8S_CACHE/k8s-build.log" >&2 || true
 			rm -rf "$tmp"
 			die "building Kubernetes failed, see $K8S_CACHE/k8s-build.log"
 		fi
-		touch "$tmp/.complete"
-		rm -rf "$dir" && mv "$tmp" "$dir"
+		if [[ -f $dir/.complete ]]; then
+			# One rename per binary: the ones already there (maybe running) stay untouched, and
+			# one missing after a crash here is built by the next run.
+			local b
+			for b in "${missing[@]}"; do mv -f "$tmp/$b" "$dir/$b"; done
+			rm -rf "$tmp"
+		else
+			touch "$tmp/.complete"
+			rm -rf "$dir" && mv "$tmp" "$dir"
+		fi
 		log "built Kubernetes $K8S_VERSION in $(elapsed "$start")"
 	fi
 	exec 8>&-
@@ -544,7 +570,7 @@ cmd_check_clean() {
 main() {
 	check_dir
 	case ${1:-} in
-	build) cmd_build ;;
+	build) cmd_build && k8s_bin_dir ;;
 	up) cmd_up ;;
 	down) cmd_down ;;
 	purge) cmd_purge ;;
@@ -555,7 +581,7 @@ main() {
 	stop-apiserver) cmd_stop_apiserver ;;
 	start-apiserver) cmd_start_apiserver ;;
 	*)
-		sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+		sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
 		exit 2
 		;;
 	esac

@@ -23,13 +23,14 @@ const cleanupTimeout = 2 * time.Minute
 // creation cancelled mid-way may still be completing or rolling back in containerd.
 const settleTime = 2 * time.Second
 
-// cleanup stops nodelet if it still runs, then removes whatever the run left: the node's
-// sandboxes (through CRI), mounts below its directories, its pods' empty cgroups and the
-// directories themselves; after a failed run it makes a second pass after settleTime. It
-// returns how many of its pods nodelet had left a cgroup of.
-func (n *nodelet) cleanup(c *cri.Client, failed bool) (cgroups int, err error) {
+// cleanup stops the agent if it still runs, then removes whatever the run left: the node's
+// sandboxes (through CRI), mounts below its directories, its pods' empty cgroups, what it
+// changed on the host (hostChanges) and the directories themselves; after a failed run it
+// makes a second pass after settleTime. It returns how many of its pods the agent had left a
+// cgroup of below /kubepods.
+func (a *agent) cleanup(c *cri.Client, failed bool) (cgroups int, err error) {
 	var errs []error
-	if err := n.stop(stopTimeout); err != nil {
+	if err := a.stop(stopTimeout); err != nil {
 		errs = append(errs, err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
@@ -41,33 +42,38 @@ func (n *nodelet) cleanup(c *cri.Client, failed bool) (cgroups int, err error) {
 			}
 			time.Sleep(settleTime)
 		}
-		sbs, err := nodeSandboxes(ctx, c, n.name)
+		sbs, err := nodeSandboxes(ctx, c, a.name)
 		if err != nil {
 			errs = append(errs, err)
 		}
 		for _, s := range sbs {
 			if uid := s.Labels[container.PodUIDLabel]; uid != "" {
-				n.uids[uid] = true
+				a.uids[uid] = true
 			}
 			if err := removeSandbox(ctx, c, s.Id); err != nil {
-				errs = append(errs, fmt.Errorf("node %s: %w", n.name, err))
+				errs = append(errs, fmt.Errorf("node %s: %w", a.name, err))
 			}
 		}
-		for _, m := range mountsUnder(n.base) {
+		for _, m := range mountsUnder(a.base) {
 			if err := syscall.Unmount(m, syscall.MNT_DETACH); err != nil {
 				errs = append(errs, fmt.Errorf("unmount %s: %w", m, err))
 			}
 		}
-		for uid := range n.uids {
+		for uid := range a.uids {
 			if removePodCgroups(uid) && pass == 1 {
 				cgroups++
 			}
 		}
 	}
-	if left := mountsUnder(n.base); len(left) > 0 {
-		errs = append(errs, fmt.Errorf("mounts remain below %s, so it is kept: %v", n.base, left))
-	} else if err := os.RemoveAll(n.base); err != nil {
-		errs = append(errs, fmt.Errorf("remove %s: %w", n.base, err))
+	if a.host != nil {
+		if err := a.host.undo(); err != nil {
+			errs = append(errs, fmt.Errorf("node %s: %w", a.name, err))
+		}
+	}
+	if left := mountsUnder(a.base); len(left) > 0 {
+		errs = append(errs, fmt.Errorf("mounts remain below %s, so it is kept: %v", a.base, left))
+	} else if err := os.RemoveAll(a.base); err != nil {
+		errs = append(errs, fmt.Errorf("remove %s: %w", a.base, err))
 	}
 	return cgroups, errors.Join(errs...)
 }

@@ -136,6 +136,7 @@ type machine struct {
 	runc       string
 	goVersion  string
 	nodeletRev string
+	kubelet    string // the upstream kubelet's version and path; empty when not measured
 }
 
 func describeMachine(root string, c *cri.Client) machine {

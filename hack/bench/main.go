@@ -21,8 +21,9 @@ type options struct {
 	runs    int
 	out     string
 	timeout time.Duration // per phase: pods ready, pods gone
-	maxWait time.Duration // for other nodelets to exit before a run
-	retries int           // attempts of a run interrupted by another nodelet
+	maxWait time.Duration // for other agents to exit before a run
+	retries int           // attempts of a run interrupted by another agent
+	kubelet bool          // also measure the upstream kubelet
 }
 
 func parseOptions(args []string) (options, error) {
@@ -32,8 +33,9 @@ func parseOptions(args []string) (options, error) {
 	fs.IntVar(&o.runs, "runs", 3, "runs per pod count")
 	fs.StringVar(&o.out, "out", "", "Markdown file to write the results to (stdout only when empty)")
 	fs.DurationVar(&o.timeout, "timeout", 5*time.Minute, "limit of each wait: all pods ready, all pods gone")
-	fs.DurationVar(&o.maxWait, "max-wait", 30*time.Minute, "limit of each wait for other nodelet processes to exit")
-	fs.IntVar(&o.retries, "retries", 3, "attempts of a run another nodelet interrupts")
+	fs.DurationVar(&o.maxWait, "max-wait", 30*time.Minute, "limit of each wait for other nodelet and kubelet processes to exit")
+	fs.IntVar(&o.retries, "retries", 3, "attempts of a run another nodelet or kubelet interrupts")
+	fs.BoolVar(&o.kubelet, "kubelet", true, "also measure the upstream kubelet "+kubeletVersion+" (hack/cluster.sh build builds it once)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -82,13 +84,14 @@ func logf(format string, args ...any) {
 
 // bench is the state shared by the runs.
 type bench struct {
-	opts     options
-	root     string // the repository
-	tmp      string
-	bin      string
-	endpoint string
-	cri      *cri.Client
-	hz       float64
+	opts       options
+	root       string // the repository
+	tmp        string
+	bin        string // nodelet
+	kubeletBin string // the upstream kubelet, with --kubelet
+	endpoint   string
+	cri        *cri.Client
+	hz         float64
 
 	waits         []*waitRecord
 	interruptions []string
@@ -134,6 +137,11 @@ func run(ctx context.Context, opts options, command string) (err error) {
 	if b.bin, err = buildNodelet(ctx, root, b.tmp); err != nil {
 		return err
 	}
+	if opts.kubelet {
+		if b.kubeletBin, err = kubeletBinary(ctx, root); err != nil {
+			return err
+		}
+	}
 	if b.cri, err = cri.Dial(ctx, b.endpoint, 10*time.Second); err != nil {
 		return fmt.Errorf("connect to the test environment's runtime: %w", err)
 	}
@@ -143,20 +151,34 @@ func run(ctx context.Context, opts options, command string) (err error) {
 	}
 	rep := report{command: command, date: time.Now().UTC(), machine: describeMachine(root, b.cri), runs: opts.runs,
 		loadStart: loadAverage()}
+	if opts.kubelet {
+		rep.machine.kubelet = fmt.Sprintf("%s, `%s`", binaryVersion(b.kubeletBin), b.kubeletBin)
+	}
+	kinds := []agentKind{kindNodelet}
+	if opts.kubelet {
+		kinds = append(kinds, kindKubelet)
+	}
 	for _, pods := range opts.pods {
 		r := row{pods: pods}
 		for i := 1; i <= opts.runs; i++ {
-			what := fmt.Sprintf("nodelet run %d/%d with %d pods", i, opts.runs, pods)
-			var nr nodeletResult
-			if err := b.alone(ctx, what, func(ctx context.Context, g *guard) (err error) {
-				nr, err = b.nodeletRun(ctx, g, pods)
-				return err
-			}); err != nil {
-				return err
+			for _, kind := range kinds {
+				what := fmt.Sprintf("%s run %d/%d with %d pods", kind, i, opts.runs, pods)
+				var ar agentResult
+				if err := b.alone(ctx, what, func(ctx context.Context, g *guard) (err error) {
+					ar, err = b.agentRun(ctx, g, kind, pods)
+					return err
+				}); err != nil {
+					return err
+				}
+				logf("%s: all Running after %.2f s, %.2f CPU s, peak RSS %.1f MiB, teardown %.2f s",
+					what, ar.ready.Seconds(), ar.cpu, mib(ar.mem.peakKiB), ar.teardown.Seconds())
+				if kind == kindKubelet {
+					r.kubelet = append(r.kubelet, ar)
+				} else {
+					r.nodelet = append(r.nodelet, ar)
+				}
 			}
-			logf("%s: all Running after %.2f s, %.2f CPU s, peak RSS %.1f MiB, teardown %.2f s",
-				what, nr.ready.Seconds(), nr.cpu, mib(nr.mem.peakKiB), nr.teardown.Seconds())
-			what = fmt.Sprintf("raw CRI run %d/%d with %d pods", i, opts.runs, pods)
+			what := fmt.Sprintf("raw CRI run %d/%d with %d pods", i, opts.runs, pods)
 			var rr rawResult
 			if err := b.alone(ctx, what, func(ctx context.Context, _ *guard) (err error) {
 				rr, err = b.rawRun(ctx, pods)
@@ -165,7 +187,7 @@ func run(ctx context.Context, opts options, command string) (err error) {
 				return err
 			}
 			logf("%s: created in %.2f s, torn down in %.2f s", what, rr.create.Seconds(), rr.teardown.Seconds())
-			r.nodelet, r.raw = append(r.nodelet, nr), append(r.raw, rr)
+			r.raw = append(r.raw, rr)
 		}
 		rep.rows = append(rep.rows, r)
 	}
@@ -184,11 +206,11 @@ func run(ctx context.Context, opts options, command string) (err error) {
 	return nil
 }
 
-// alone runs fn once no other nodelet runs, under a guard; a run another nodelet interrupts
-// (fn has cleaned up after itself by then) is repeated, up to opts.retries attempts.
+// alone runs fn once no other agent runs, under a guard; a run another agent interrupts (fn
+// has cleaned up after itself by then) is repeated, up to opts.retries attempts.
 func (b *bench) alone(ctx context.Context, what string, fn func(context.Context, *guard) error) error {
 	for attempt := 1; ; attempt++ {
-		w, err := waitAlone(ctx, b.bin, b.endpoint, b.opts.maxWait, what)
+		w, err := waitAlone(ctx, b.endpoint, b.opts.maxWait, what)
 		if err != nil {
 			return err
 		}
@@ -198,7 +220,7 @@ func (b *bench) alone(ctx context.Context, what string, fn func(context.Context,
 		if err := b.ensureRuntime(ctx); err != nil {
 			return fmt.Errorf("before the %s: %w", what, err)
 		}
-		g := startGuard(ctx, b.bin, b.endpoint)
+		g := startGuard(ctx, b.endpoint)
 		err = fn(g.ctx, g)
 		others := g.stop()
 		if others == nil {
@@ -207,16 +229,16 @@ func (b *bench) alone(ctx context.Context, what string, fn func(context.Context,
 			}
 			return nil
 		}
-		logf("%s interrupted by another nodelet starting (%v); aborted it, removed what it created and repeating it "+
+		logf("%s interrupted by another agent starting (%v); aborted it, removed what it created and repeating it "+
 			"(attempt %d of %d; the run's error: %v)", what, others, attempt, b.opts.retries, err)
 		var names []string
 		for _, p := range others {
 			names = append(names, p.short())
 		}
-		b.interruptions = append(b.interruptions, fmt.Sprintf("The %s was interrupted by another nodelet starting (%s): "+
+		b.interruptions = append(b.interruptions, fmt.Sprintf("The %s was interrupted by another agent starting (%s): "+
 			"the bench aborted it at once, removed what it had created and repeated it", what, strings.Join(names, "; ")))
 		if attempt == b.opts.retries {
-			return fmt.Errorf("%s: interrupted by other nodelets %d times", what, attempt)
+			return fmt.Errorf("%s: interrupted by other agents %d times", what, attempt)
 		}
 	}
 }

@@ -25,18 +25,31 @@ import (
 	"github.com/nodelet/nodelet/internal/volumes"
 )
 
-// nodelet is one nodelet process run by the bench, with its own manifest directory, root
-// directory, pod logs directory, node name and read-only port.
-type nodelet struct {
+// agentKind names a node agent the bench measures.
+type agentKind string
+
+const (
+	kindNodelet agentKind = "nodelet"
+	kindKubelet agentKind = "kubelet" // the upstream kubelet, standalone
+)
+
+// agent is one node agent process run by the bench — nodelet or the upstream kubelet — with
+// its own manifest directory, root directory, pod logs directory, node name and read-only port.
+type agent struct {
+	kind      agentKind
 	name      string
 	base      string // a temporary directory holding everything below
 	manifests string
 	staging   string // manifests are written here first, then renamed into manifests
 	rootDir   string
 	logsDir   string
-	logPath   string // nodelet's stderr
+	logPath   string // the agent's stderr
 	port      int
 	http      *http.Client
+	// keepsStoppedSandboxes: the agent removes the sandboxes of deleted pods only later (the
+	// kubelet's container GC, once a minute), so a teardown ends when they are stopped.
+	keepsStoppedSandboxes bool
+	host                  *hostChanges // what the agent changes outside base, undone by cleanup
 
 	cmd     *exec.Cmd
 	exited  chan struct{} // closed once cmd.Wait has returned
@@ -60,60 +73,75 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// startNodelet starts nodelet on a fresh set of directories. On error nothing is left running;
-// the caller removes n.base with cleanup in every case once n is returned.
-func startNodelet(tmp, bin, endpoint string) (*nodelet, error) {
+// newAgent makes a fresh set of directories and a free read-only port for an agent of kind.
+// The caller removes a.base with cleanup in every case once a is returned.
+func newAgent(tmp string, kind agentKind) (*agent, error) {
 	base, err := os.MkdirTemp(tmp, "node-")
 	if err != nil {
 		return nil, fmt.Errorf("create the node's directory: %w", err)
 	}
-	n := &nodelet{name: "bench-" + randomHex(4), base: base,
+	a := &agent{kind: kind, name: "bench-" + randomHex(4), base: base,
 		manifests: filepath.Join(base, "manifests"), staging: filepath.Join(base, "staging"),
 		rootDir: filepath.Join(base, "root"), logsDir: filepath.Join(base, "pods"),
-		logPath: filepath.Join(base, "nodelet.log"), http: &http.Client{Timeout: 5 * time.Second},
+		logPath: filepath.Join(base, string(kind)+".log"), http: &http.Client{Timeout: 5 * time.Second},
 		uids: map[string]bool{}}
-	for _, d := range []string{n.manifests, n.staging, n.rootDir, n.logsDir} {
+	for _, d := range []string{a.manifests, a.staging, a.rootDir, a.logsDir} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
-			return n, fmt.Errorf("create %s: %w", d, err)
+			return a, fmt.Errorf("create %s: %w", d, err)
 		}
 	}
-	if n.port, err = freePort(); err != nil {
+	if a.port, err = freePort(); err != nil {
+		return a, err
+	}
+	return a, nil
+}
+
+// startNodelet starts nodelet on a fresh set of directories. On error nothing is left running;
+// the caller removes n.base with cleanup in every case once n is returned.
+func startNodelet(tmp, bin, endpoint string) (*agent, error) {
+	n, err := newAgent(tmp, kindNodelet)
+	if err != nil {
 		return n, err
 	}
-	cfg := filepath.Join(base, "config.yaml")
+	cfg := filepath.Join(n.base, "config.yaml")
 	conf := "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\npodLogsDir: " + n.logsDir + "\n"
 	if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil {
 		return n, fmt.Errorf("write the KubeletConfiguration: %w", err)
 	}
-	logFile, err := os.Create(n.logPath)
-	if err != nil {
-		return n, fmt.Errorf("create nodelet's log file: %w", err)
-	}
-	defer logFile.Close() // the child has its own descriptor
-	n.cmd = exec.Command(bin, "--config", cfg, "--pod-manifest-path", n.manifests,
+	return n, n.launch(bin, "--config", cfg, "--pod-manifest-path", n.manifests,
 		"--root-dir", n.rootDir, "--container-runtime-endpoint", endpoint,
 		"--hostname-override", n.name, "--read-only-port", fmt.Sprint(n.port),
-		"--file-check-frequency", "20s")
-	n.cmd.Stdout, n.cmd.Stderr = logFile, logFile
-	// Should the bench die without cleaning up, nodelet does not outlive it.
-	n.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
-	if err := n.cmd.Start(); err != nil {
-		n.cmd = nil
-		return n, fmt.Errorf("start nodelet: %w", err)
-	}
-	n.exited = make(chan struct{})
-	go func() { n.waitErr = n.cmd.Wait(); close(n.exited) }()
-	return n, nil
+		"--file-check-frequency", fileCheckFrequency.String())
 }
 
-func (n *nodelet) pid() int { return n.cmd.Process.Pid }
+// launch starts the agent's binary with args, its output going to a.logPath.
+func (a *agent) launch(bin string, args ...string) error {
+	logFile, err := os.Create(a.logPath)
+	if err != nil {
+		return fmt.Errorf("create %s's log file: %w", a.kind, err)
+	}
+	defer logFile.Close() // the child has its own descriptor
+	a.cmd = exec.Command(bin, args...)
+	a.cmd.Stdout, a.cmd.Stderr = logFile, logFile
+	// Should the bench die without cleaning up, the agent does not outlive it.
+	a.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	if err := a.cmd.Start(); err != nil {
+		a.cmd = nil
+		return fmt.Errorf("start %s: %w", a.kind, err)
+	}
+	a.exited = make(chan struct{})
+	go func() { a.waitErr = a.cmd.Wait(); close(a.exited) }()
+	return nil
+}
 
-func (n *nodelet) running() bool {
-	if n.cmd == nil {
+func (a *agent) pid() int { return a.cmd.Process.Pid }
+
+func (a *agent) running() bool {
+	if a.cmd == nil {
 		return false
 	}
 	select {
-	case <-n.exited:
+	case <-a.exited:
 		return false
 	default:
 		return true
@@ -121,12 +149,12 @@ func (n *nodelet) running() bool {
 }
 
 // pods reads /pods from the read-only API and remembers the UIDs it shows.
-func (n *nodelet) pods(ctx context.Context) ([]v1.Pod, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d/pods", n.port), nil)
+func (a *agent) pods(ctx context.Context) ([]v1.Pod, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d/pods", a.port), nil)
 	if err != nil {
 		return nil, fmt.Errorf("build the /pods request: %w", err)
 	}
-	resp, err := n.http.Do(req)
+	resp, err := a.http.Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("GET /pods: %w", err)
 	}
@@ -139,13 +167,13 @@ func (n *nodelet) pods(ctx context.Context) ([]v1.Pod, error) {
 		return nil, fmt.Errorf("decode /pods: %w", err)
 	}
 	for _, p := range list.Items {
-		n.uids[string(p.UID)] = true
+		a.uids[string(p.UID)] = true
 	}
 	return list.Items, nil
 }
 
-// poll calls cond every period until it returns true or an error, nodelet exits, or ctx ends.
-func (n *nodelet) poll(ctx context.Context, period time.Duration, what string, cond func() (bool, error)) error {
+// poll calls cond every period until it returns true or an error, the agent exits, or ctx ends.
+func (a *agent) poll(ctx context.Context, period time.Duration, what string, cond func() (bool, error)) error {
 	t := time.NewTicker(period)
 	defer t.Stop()
 	for {
@@ -159,51 +187,51 @@ func (n *nodelet) poll(ctx context.Context, period time.Duration, what string, c
 		select {
 		case <-ctx.Done():
 			return fmt.Errorf("waiting for %s: %w", what, context.Cause(ctx))
-		case <-n.exited:
-			return fmt.Errorf("waiting for %s: nodelet exited: %v", what, n.waitErr)
+		case <-a.exited:
+			return fmt.Errorf("waiting for %s: %s exited: %v", what, a.kind, a.waitErr)
 		case <-t.C:
 		}
 	}
 }
 
-// kill sends SIGKILL: the guard's way to stop nodelet at once when another one starts.
-func (n *nodelet) kill() {
-	n.killed.Store(true)
-	_ = n.cmd.Process.Kill() // a finished process is not signalled (os.Process uses a pidfd)
+// kill sends SIGKILL: the guard's way to stop the agent at once when another one starts.
+func (a *agent) kill() {
+	a.killed.Store(true)
+	_ = a.cmd.Process.Kill() // a finished process is not signalled (os.Process uses a pidfd)
 }
 
-// stop sends SIGTERM and waits up to timeout for nodelet to exit, then kills it. It returns an
-// error when nodelet does not exit cleanly, unless kill was called.
-func (n *nodelet) stop(timeout time.Duration) error {
-	if !n.running() {
+// stop sends SIGTERM and waits up to timeout for the agent to exit, then kills it. It returns an
+// error when the agent does not exit cleanly, unless kill was called.
+func (a *agent) stop(timeout time.Duration) error {
+	if !a.running() {
 		return nil
 	}
-	if n.killed.Load() {
-		<-n.exited
+	if a.killed.Load() {
+		<-a.exited
 		return nil
 	}
-	if err := n.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return fmt.Errorf("send SIGTERM to nodelet: %w", err)
+	if err := a.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("send SIGTERM to %s: %w", a.kind, err)
 	}
 	select {
-	case <-n.exited:
+	case <-a.exited:
 	case <-time.After(timeout):
-		_ = n.cmd.Process.Kill()
-		<-n.exited
-		return fmt.Errorf("nodelet did not exit within %v of SIGTERM; killed it", timeout)
+		_ = a.cmd.Process.Kill()
+		<-a.exited
+		return fmt.Errorf("%s did not exit within %v of SIGTERM; killed it", a.kind, timeout)
 	}
 	var ee *exec.ExitError
-	if errors.As(n.waitErr, &ee) {
-		return fmt.Errorf("nodelet exited after SIGTERM with %v", ee)
+	if errors.As(a.waitErr, &ee) {
+		return fmt.Errorf("%s exited after SIGTERM with %v", a.kind, ee)
 	}
-	return n.waitErr
+	return a.waitErr
 }
 
-// logTail returns the last lines of nodelet's log, for error reports.
-func (n *nodelet) logTail(lines int) string {
-	b, err := os.ReadFile(n.logPath)
+// logTail returns the last lines of the agent's log, for error reports.
+func (a *agent) logTail(lines int) string {
+	b, err := os.ReadFile(a.logPath)
 	if err != nil {
-		return fmt.Sprintf("(cannot read %s: %v)", n.logPath, err)
+		return fmt.Sprintf("(cannot read %s: %v)", a.logPath, err)
 	}
 	all := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
 	if len(all) > lines {

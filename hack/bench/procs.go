@@ -25,15 +25,24 @@ func clockTicks() float64 {
 	return hz
 }
 
-// parseStatTicks returns utime+stime from the content of /proc/<pid>/stat. The command name
-// (field 2) is in parentheses and may contain spaces, so fields are counted from its last ')'.
-func parseStatTicks(stat string) (uint64, error) {
+// statFields returns the fields of a /proc/<pid>/stat line after the command name (field 2),
+// which is in parentheses and may contain spaces: the fields are counted from its last ')', so
+// the process state (field 3 of proc(5)) is the first.
+func statFields(stat string) ([]string, bool) {
 	i := strings.LastIndexByte(stat, ')')
 	if i < 0 {
+		return nil, false
+	}
+	return strings.Fields(stat[i+1:]), true
+}
+
+// parseStatTicks returns utime+stime from the content of /proc/<pid>/stat.
+func parseStatTicks(stat string) (uint64, error) {
+	f, ok := statFields(stat)
+	if !ok {
 		return 0, fmt.Errorf("no ')' after the command name in %q", stat)
 	}
-	// After ")": state is field 3 of proc(5), so utime (14) and stime (15) are at 11 and 12.
-	f := strings.Fields(stat[i+1:])
+	// utime (14) and stime (15) are at 11 and 12.
 	if len(f) < 13 {
 		return 0, fmt.Errorf("%d fields after the command name, want at least 13", len(f))
 	}
@@ -130,7 +139,7 @@ func (p process) flagSingleDash(name string) (string, bool) {
 	return "", false
 }
 
-// short names a nodelet process by its PID and node name, for the report.
+// short names an agent process by its PID and node name, for the report.
 func (p process) short() string {
 	if node, ok := p.flag("hostname-override"); ok {
 		return fmt.Sprintf("pid %d, node %s", p.pid, node)
@@ -144,26 +153,28 @@ func sameSocket(a, b string) bool {
 	return clean(a) == clean(b)
 }
 
-// isNodeletCmdline reports whether a NUL-separated /proc/<pid>/cmdline is a nodelet binary's
-// (argv[0] named nodelet, whatever its directory), as `pgrep -f 'nodelet --'` would find it,
-// but without matching a shell or `go build -o .../nodelet` that merely mentions the name. The
-// e2e test binary (e2e.test) counts too: it starts nodelets one after the other, with gaps of
-// several seconds (building, make run) in which no nodelet runs.
-func isNodeletCmdline(cmdline []byte) bool {
+// isAgentCmdline reports whether a NUL-separated /proc/<pid>/cmdline is a node agent's: argv[0]
+// named nodelet or kubelet (the upstream one, which also kills the runtime's pods it does not
+// know), whatever its directory, as `pgrep -f 'nodelet --'` would find it, but without matching
+// a shell or `go build -o .../nodelet` that merely mentions the name. The e2e test binary
+// (e2e.test) counts too: it starts nodelets one after the other, with gaps of several seconds
+// (building, make run) in which no nodelet runs.
+func isAgentCmdline(cmdline []byte) bool {
 	argv0, _, _ := bytes.Cut(cmdline, []byte{0})
 	base := filepath.Base(string(argv0))
-	return base == "nodelet" || base == "e2e.test"
+	return base == "nodelet" || base == "kubelet" || base == "e2e.test"
 }
 
-// otherNodelets lists the nodelet processes that may use the runtime at endpoint but those
-// of binary ownBin (the bench's own build). A nodelet whose --container-runtime-endpoint flag
-// names another socket is left out; one without the flag counts (its config file may name the
+// otherAgents lists the agent processes (isAgentCmdline) that may use the runtime at endpoint
+// but the bench's own, its children. An agent whose --container-runtime-endpoint flag names
+// another socket is left out; one without the flag counts (its config file may name the
 // endpoint).
-func otherNodelets(ownBin, endpoint string) ([]process, error) {
+func otherAgents(endpoint string) ([]process, error) {
 	dirs, err := filepath.Glob("/proc/[0-9]*")
 	if err != nil {
 		return nil, fmt.Errorf("list /proc: %w", err)
 	}
+	self := os.Getpid()
 	var out []process
 	for _, d := range dirs {
 		pid, err := strconv.Atoi(filepath.Base(d))
@@ -171,13 +182,15 @@ func otherNodelets(ownBin, endpoint string) ([]process, error) {
 			continue
 		}
 		b, err := os.ReadFile(filepath.Join(d, "cmdline"))
-		if err != nil || !isNodeletCmdline(b) {
-			continue // gone meanwhile, a kernel thread, a zombie or not nodelet
+		if err != nil || !isAgentCmdline(b) {
+			continue // gone meanwhile, a kernel thread, a zombie or not an agent
+		}
+		if stat, err := os.ReadFile(filepath.Join(d, "stat")); err == nil {
+			if f, ok := statFields(string(stat)); ok && len(f) > 1 && f[1] == strconv.Itoa(self) {
+				continue // the bench's own nodelet or kubelet
+			}
 		}
 		p := process{pid: pid, args: strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")}
-		if p.args[0] == ownBin {
-			continue
-		}
 		if e, ok := p.flag("container-runtime-endpoint"); ok && !sameSocket(e, endpoint) {
 			continue
 		}

@@ -27,18 +27,20 @@ func TestParseStatusKiB(t *testing.T) {
 	}
 }
 
-func TestIsNodeletCmdline(t *testing.T) {
+func TestIsAgentCmdline(t *testing.T) {
 	for cmd, want := range map[string]bool{
-		"/tmp/nodelet-bin-1/nodelet\x00--config\x00c.yaml\x00":     true,
-		"bin/nodelet\x00--pod-manifest-path\x00examples/\x00":      true,
-		"go\x00build\x00-o\x00/tmp/x/nodelet\x00./cmd/nodelet\x00": false,
-		"/usr/bin/bash\x00-c\x00nodelet --help\x00":                false,
-		"/tmp/go-build1/b001/e2e.test\x00-test.v=true\x00":         true,
-		"/tmp/go-build1/b001/server.test\x00-test.v=true\x00":      false,
+		"/tmp/nodelet-bin-1/nodelet\x00--config\x00c.yaml\x00":       true,
+		"bin/nodelet\x00--pod-manifest-path\x00examples/\x00":        true,
+		"go\x00build\x00-o\x00/tmp/x/nodelet\x00./cmd/nodelet\x00":   false,
+		"/usr/bin/bash\x00-c\x00nodelet --help\x00":                  false,
+		"/tmp/go-build1/b001/e2e.test\x00-test.v=true\x00":           true,
+		"/tmp/go-build1/b001/server.test\x00-test.v=true\x00":        false,
+		"/var/cache/nodelet/k8s-1/kubelet\x00--config\x00k.yaml\x00": true,
+		"/var/cache/nodelet/k8s-1/kube-apiserver\x00--v=2\x00":       false,
 		"": false,
 	} {
-		if got := isNodeletCmdline([]byte(cmd)); got != want {
-			t.Errorf("isNodeletCmdline(%q) = %v, want %v", cmd, got, want)
+		if got := isAgentCmdline([]byte(cmd)); got != want {
+			t.Errorf("isAgentCmdline(%q) = %v, want %v", cmd, got, want)
 		}
 	}
 }
@@ -64,10 +66,10 @@ func TestProcessFlag(t *testing.T) {
 	}
 }
 
-// BenchmarkOtherNodelets is the cost of one guard scan of /proc.
-func BenchmarkOtherNodelets(b *testing.B) {
+// BenchmarkOtherAgents is the cost of one guard scan of /proc.
+func BenchmarkOtherAgents(b *testing.B) {
 	for b.Loop() {
-		if _, err := otherNodelets("/nonexistent/nodelet", "/nonexistent.sock"); err != nil {
+		if _, err := otherAgents("/nonexistent.sock"); err != nil {
 			b.Fatal(err)
 		}
 	}

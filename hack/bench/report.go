@@ -12,7 +12,8 @@ const makeBenchCommand = "go run ./hack/bench --pods 1,30 --runs 3 --out docs/be
 // row is every run of one pod count.
 type row struct {
 	pods    int
-	nodelet []nodeletResult
+	nodelet []agentResult
+	kubelet []agentResult // empty when the kubelet is not measured
 	raw     []rawResult
 }
 
@@ -32,34 +33,120 @@ type report struct {
 
 func secs(d time.Duration) float64 { return d.Seconds() }
 
-// resultsTable is the summary: the median of the runs, and min–max.
-func (r report) resultsTable() string {
+// column is one column of a summary table: its header and its cell in a row.
+type column struct {
+	head string
+	cell func(row) string
+}
+
+// table renders a Markdown table with one line per row, every column right-aligned.
+func table(cols []column, rows []row) string {
 	var b strings.Builder
-	b.WriteString("| Pods | nodelet: all Running after | nodelet CPU s | nodelet peak RSS MiB | teardown | raw CRI floor: create | raw CRI floor: teardown |\n")
-	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|\n")
-	for _, w := range r.rows {
-		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s |\n", w.pods,
-			spreadOf(collect(w.nodelet, func(x nodeletResult) float64 { return secs(x.ready) })).cell(2, " s"),
-			spreadOf(collect(w.nodelet, func(x nodeletResult) float64 { return x.cpu })).cell(2, ""),
-			spreadOf(collect(w.nodelet, func(x nodeletResult) float64 { return mib(x.mem.peakKiB) })).cell(1, ""),
-			spreadOf(collect(w.nodelet, func(x nodeletResult) float64 { return secs(x.teardown) })).cell(2, " s"),
-			spreadOf(collect(w.raw, func(x rawResult) float64 { return secs(x.create) })).cell(2, " s"),
-			spreadOf(collect(w.raw, func(x rawResult) float64 { return secs(x.teardown) })).cell(2, " s"))
+	b.WriteString("| Pods |")
+	for _, c := range cols {
+		b.WriteString(" " + c.head + " |")
+	}
+	b.WriteString("\n|---:|" + strings.Repeat("---:|", len(cols)) + "\n")
+	for _, w := range rows {
+		fmt.Fprintf(&b, "| %d |", w.pods)
+		for _, c := range cols {
+			b.WriteString(" " + c.cell(w) + " |")
+		}
+		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// metric is one figure of an agent's run.
+type metric struct {
+	name string // "all Running after"
+	prec int
+	unit string
+	of   func(agentResult) float64
+}
+
+var (
+	readyMetric    = metric{"all Running after", 2, " s", func(x agentResult) float64 { return secs(x.ready) }}
+	cpuMetric      = metric{"CPU s", 2, "", func(x agentResult) float64 { return x.cpu }}
+	rssMetric      = metric{"peak RSS MiB", 1, "", func(x agentResult) float64 { return mib(x.mem.peakKiB) }}
+	teardownMetric = metric{"teardown", 2, " s", func(x agentResult) float64 { return secs(x.teardown) }}
+)
+
+// agentColumn is a metric of nodelet's or the kubelet's runs: median, min–max.
+func agentColumn(kind agentKind, head string, m metric) column {
+	return column{head, func(w row) string {
+		return spreadOf(collect(w.agent(kind), m.of)).cell(m.prec, m.unit)
+	}}
+}
+
+// ratioColumn is nodelet's median over the kubelet's.
+func ratioColumn(m metric) column {
+	return column{"nodelet/kubelet", func(w row) string {
+		return ratio(spreadOf(collect(w.nodelet, m.of)).median, spreadOf(collect(w.kubelet, m.of)).median)
+	}}
+}
+
+func rawColumn(head string, of func(rawResult) float64) column {
+	return column{head, func(w row) string { return spreadOf(collect(w.raw, of)).cell(2, " s") }}
+}
+
+func (w row) agent(kind agentKind) []agentResult {
+	if kind == kindKubelet {
+		return w.kubelet
+	}
+	return w.nodelet
+}
+
+// ratio formats a/b as "0.42", or "–" when b is zero (nothing to compare with).
+func ratio(a, b float64) string {
+	if b == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f", a/b)
+}
+
+func (r report) withKubelet() bool { return r.machine.kubelet != "" }
+
+// resultsTable is the summary of the burst start: the medians of the runs, and min–max.
+func (r report) resultsTable() string {
+	var cols []column
+	for _, m := range []metric{readyMetric, cpuMetric, rssMetric} {
+		cols = append(cols, agentColumn(kindNodelet, "nodelet: "+m.name, m))
+		if r.withKubelet() {
+			cols = append(cols, agentColumn(kindKubelet, "kubelet: "+m.name, m), ratioColumn(m))
+		}
+	}
+	cols = append(cols, rawColumn("raw CRI floor: create", func(x rawResult) float64 { return secs(x.create) }))
+	return table(cols, r.rows)
+}
+
+// teardownTable is the summary of the teardown.
+func (r report) teardownTable() string {
+	cols := []column{agentColumn(kindNodelet, "nodelet: teardown", teardownMetric)}
+	if r.withKubelet() {
+		cols = append(cols, agentColumn(kindKubelet, "kubelet: all stopped after", teardownMetric))
+	}
+	cols = append(cols, rawColumn("raw CRI floor: teardown", func(x rawResult) float64 { return secs(x.teardown) }))
+	return table(cols, r.rows)
 }
 
 // runsTable lists every run, with the figures the summary leaves out.
 func (r report) runsTable() string {
 	var b strings.Builder
-	b.WriteString("| Pods | Run | all Running after | CPU s | start-up CPU s | peak RSS MiB | RSS at end MiB | steady CPU ms/s | teardown | teardown CPU s | raw create | raw teardown |\n")
-	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| Pods | Run | Agent | all Running after | CPU s | start-up CPU s | peak RSS MiB | RSS at end MiB | steady CPU ms/s | teardown | teardown CPU s |\n")
+	b.WriteString("|---:|---:|:---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, w := range r.rows {
-		for i, x := range w.nodelet {
-			y := w.raw[i]
-			fmt.Fprintf(&b, "| %d | %d | %.2f s | %.2f | %.2f | %.1f | %.1f | %.0f | %.2f s | %.2f | %.2f s | %.2f s |\n",
-				w.pods, i+1, secs(x.ready), x.cpu, x.startupCPU, mib(x.mem.peakKiB), mib(x.mem.rssKiB),
-				x.steadyCPU*1000, secs(x.teardown), x.teardownCPU, secs(y.create), secs(y.teardown))
+		for i, y := range w.raw {
+			for _, kind := range []agentKind{kindNodelet, kindKubelet} {
+				if runs := w.agent(kind); i < len(runs) {
+					x := runs[i]
+					fmt.Fprintf(&b, "| %d | %d | %s | %.2f s | %.2f | %.2f | %.1f | %.1f | %.0f | %.2f s | %.2f |\n",
+						w.pods, i+1, kind, secs(x.ready), x.cpu, x.startupCPU, mib(x.mem.peakKiB), mib(x.mem.rssKiB),
+						x.steadyCPU*1000, secs(x.teardown), x.teardownCPU)
+				}
+			}
+			fmt.Fprintf(&b, "| %d | %d | raw CRI floor | %.2f s | – | – | – | – | – | %.2f s | – |\n",
+				w.pods, i+1, secs(y.create), secs(y.teardown))
 		}
 	}
 	return b.String()
@@ -79,11 +166,23 @@ func (r report) resultsSection() string {
 	fmt.Fprintf(&b, "- Machine: %d CPUs (`nproc`), %s, %s RAM; %s, kernel %s\n", m.cpus, m.cpuModel, m.memory, m.os, m.kernel)
 	fmt.Fprintf(&b, "- Runtime: %s, %s, bridge CNI, from `hack/testenv.sh up`\n", m.runtime, m.runc)
 	fmt.Fprintf(&b, "- nodelet: commit %s, built with %s\n", m.nodeletRev, m.goVersion)
+	if r.withKubelet() {
+		fmt.Fprintf(&b, "- Upstream kubelet: %s (built by `hack/cluster.sh build` from the Go module proxy)\n", m.kubelet)
+	}
 	fmt.Fprintf(&b, "- Load average (1 min, other work on the machine shows here): %s at the start, %s at the end\n\n",
 		r.loadStart, r.loadEnd)
-	fmt.Fprintf(&b, "Median of %d runs, min–max in parentheses.\n\n", r.runs)
+	fmt.Fprintf(&b, "Median of %d runs, min–max in parentheses", r.runs)
+	order := "nodelet, raw CRI floor"
+	if r.withKubelet() {
+		b.WriteString("; nodelet/kubelet is the ratio of the medians")
+		order = "nodelet, kubelet, raw CRI floor"
+	}
+	b.WriteString(".\n\n")
+	b.WriteString("Burst start: N static pods written at once, until all are Running and Ready.\n\n")
 	b.WriteString(r.resultsTable())
-	b.WriteString("\nEvery run (each nodelet run was followed by the raw CRI run on the same line):\n\n")
+	b.WriteString("\nTeardown: the N manifests removed at once.\n\n")
+	b.WriteString(r.teardownTable())
+	fmt.Fprintf(&b, "\nEvery run (in this order: %s):\n\n", order)
 	b.WriteString(r.runsTable())
 	if len(r.waits) > 0 || len(r.interruptions) > 0 || len(r.notes) > 0 {
 		b.WriteString("\nDuring this measurement:\n\n")
@@ -93,7 +192,7 @@ func (r report) resultsSection() string {
 		for _, p := range w.others {
 			names = append(names, p.short())
 		}
-		fmt.Fprintf(&b, "- The bench waited %v for another nodelet (%s) to exit before the %s.\n",
+		fmt.Fprintf(&b, "- The bench waited %v for another agent (%s) to exit before the %s.\n",
 			w.waited.Round(time.Second), strings.Join(names, "; "), w.before)
 	}
 	for _, s := range r.interruptions {
@@ -109,46 +208,53 @@ func (r report) resultsSection() string {
 func (r report) markdown() string {
 	return "# nodelet benchmarks\n\n" +
 		"Measured by [`hack/bench`](../hack/bench) on real parts — containerd, runc and the bridge CNI\n" +
-		"plugin of `hack/testenv.sh` — with the nodelet binary built from this tree. `make bench`\n" +
-		"reruns it and rewrites this page.\n\n" +
+		"plugin of `hack/testenv.sh` — with the nodelet binary built from this tree, next to the upstream\n" +
+		"kubelet " + kubeletVersion + " on the same runtime, machine and manifests, and the raw CRI floor.\n" +
+		"`make bench` reruns it and rewrites this page.\n\n" +
 		r.resultsSection() + "\n" + prose
 }
 
 // prose explains the columns; it is part of the page the bench writes. A raw string cannot
 // hold a backquote, so it is written as ~ here.
-var prose = strings.ReplaceAll(`## What is measured
+var prose = strings.NewReplacer("~", "\x60", "KUBELET_VERSION", kubeletVersion).Replace(`## What is measured
 
-Each run starts a fresh nodelet (its own manifest directory, root directory, pod logs
-directory, node name and read-only port; ~--file-check-frequency 20s~, so the manifests are
-seen through fsnotify) and waits until ~GET /pods~ answers. The pods are N busybox sleepers:
+Each run starts a fresh agent — nodelet, then the upstream kubelet — with its own manifest
+directory, root directory, pod logs directory, node name and read-only port
+(~fileCheckFrequency~ 20 s for both, so the manifests are seen through inotify), waits until
+~GET /pods~ answers and then until the agent is quiet (at most 20 ms of CPU over the last
+second; at most 20 s), so that neither agent's start-up work is counted as pod work. The pods are N busybox sleepers:
 ~busybox:1.35~, ~imagePullPolicy: IfNotPresent~, pod network,
 ~terminationGracePeriodSeconds: 2~, a shell that traps SIGTERM and exits at once (it waits on
 a background ~sleep~: a shell runs its trap only between commands, and a foreground ~sleep 1~
 would add up to a second to every stop). The image is in the runtime before the first run, so
-no run pulls it.
+no run pulls it. Both agents read the same manifests; each run has its own node name, so its
+static pods have their own names and UIDs.
 
-- **nodelet: all Running after** — wall time from putting the first of the N manifests in
-  place (all N are written beforehand and renamed into the manifest directory in one go) until
+- **all Running after** — wall time from putting the first of the N manifests in place (all N
+  are written beforehand and renamed into the manifest directory in one go) until the agent's
   ~/pods~ lists all N pods with phase Running and condition Ready. It covers the file source,
   the pod workers, sandbox creation (pause container and CNI), container creation and start in
-  containerd and runc, and nodelet noticing the started containers and updating the status.
-  nodelet notices them on its PLEG relist, once a second as upstream, and the bench writes the
-  manifests right after nodelet answers, at about the same phase of that tick in every run: so
-  these times come out close to whole seconds. ~/pods~ is read every 50 ms, so a time may be
-  up to one read late.
-- **nodelet CPU s** — user + system CPU time of the nodelet process (every thread), from
+  containerd and runc, and the agent noticing the started containers and updating the status.
+  ~/pods~ is read every 50 ms, so a time may be up to one read late.
+- **CPU s** — user + system CPU time of the agent's process (every thread), from
   ~/proc/<pid>/stat~ at ~CLK_TCK~ resolution (10 ms), over that same window. It includes
   serving the bench's ~/pods~ reads (20 a second) and excludes start-up (the start-up CPU
-  column of the per-run table: from exec until ~/pods~ answers).
-- **nodelet peak RSS MiB** — ~VmHWM~ of ~/proc/<pid>/status~ at the end of the window: the
-  largest resident set since nodelet started. "RSS at end" is ~VmRSS~ at the same moment.
-- **steady CPU ms/s** (per run) — nodelet's CPU use per second over 5 s once every pod runs,
-  with no ~/pods~ reads: what N idle pods cost it (relisting, housekeeping). At 10 ms
-  resolution over 5 s, its step is 2 ms/s.
-- **teardown** — wall time from removing the manifests (all at once) until ~/pods~ is empty,
-  the runtime lists no sandbox of the node's pods and no mount is left under nodelet's root
-  directory; "teardown CPU s" is nodelet's CPU time meanwhile. nodelet is then stopped with
-  SIGTERM.
+  column of the per-run table: from exec until the agent was quiet).
+- **peak RSS MiB** — ~VmHWM~ of ~/proc/<pid>/status~ at the end of the window: the largest
+  resident set since the agent started, start-up included. "RSS at end" is ~VmRSS~ at the same
+  moment.
+- **nodelet/kubelet** — nodelet's median divided by the kubelet's: below 1, nodelet is faster or
+  smaller.
+- **steady CPU ms/s** (per run) — the agent's CPU use per second over 5 s once every pod runs,
+  with no ~/pods~ reads: what N idle pods cost it (relisting, housekeeping, the kubelet's
+  cAdvisor). At 10 ms resolution over 5 s, its step is 2 ms/s.
+- **teardown** — wall time from removing the manifests (all at once) until ~/pods~ is empty
+  and no mount is left below the agent's root directory, and: for nodelet, the runtime lists no
+  sandbox of the node's pods (all removed); for the kubelet, none of them is ready (all
+  stopped) — the kubelet removes stopped sandboxes and containers only in its container GC,
+  once a minute, so the two columns do not measure the same thing. "teardown CPU s" is the
+  agent's CPU time meanwhile. The agent is then stopped with SIGTERM, and the bench removes
+  whatever is left through CRI.
 - **raw CRI floor** — the same N pods created by the bench itself through ~internal/cri~:
   RunPodSandbox, CreateContainer and StartContainer for one pod after the other, timed until
   the last StartContainer returns; then StopContainer (2 s), StopPodSandbox and
@@ -157,18 +263,60 @@ no run pulls it.
   runtime costs a client that does nothing else: no status reads, no readiness, no volumes, no
   managed ~/etc/hosts~.
 
+## How the upstream kubelet runs
+
+The kubelet KUBELET_VERSION is built once by ~hack/cluster.sh build~ from the wrapper module
+~hack/controlplane/k8s~ (Go module proxy) and cached in ~/var/cache/nodelet/k8s-<hash>~; the
+bench runs that build, which returns at once when the binary is there. It runs standalone:
+no ~--kubeconfig~, static pods only, with ~--config~, ~--root-dir~, ~--cert-dir~ (its
+self-signed serving certificate; the default is ~/var/lib/kubelet/pki~ whatever the root
+directory) and ~--hostname-override~. Its KubeletConfiguration, besides the directories, the
+runtime endpoint and the read-only port:
+
+- ~cgroupDriver: cgroupfs~ and ~failCgroupV1: false~: this machine has cgroup v1, on which
+  the kubelet refuses to start by default; ~failSwapOn: false~.
+- ~cgroupsPerQOS: true~, ~enforceNodeAllocatable: [pods]~ (the defaults) under a cgroup root
+  of its own, ~/nodelet-bench-<id>~, which the bench creates in every hierarchy (the kubelet
+  requires it to exist) and removes afterwards: the kubelet sets CPU shares and limits on its
+  ~kubepods~ and QoS cgroups, which must not change the ~/kubepods~ nodelet runs its pods in.
+  Its pods' cgroups are ~/nodelet-bench-<id>/kubepods/besteffort/pod<uid>~, one level deeper
+  than nodelet's.
+- ~enableServer: false~ and ~healthzPort: 0~: only the read-only port listens, on 127.0.0.1.
+  Authentication (anonymous and webhook off) and authorization (~AlwaysAllow~) must still be
+  set: the kubelet builds them at start-up, and the webhook defaults need an API server.
+- ~evictionHard~ at 1% of disk and inodes and 1 MiB of memory, so that the shared, well-filled
+  disk never makes it evict; ~imageGCHighThresholdPercent: 100~ turns image garbage collection
+  off, so that it never removes the test images.
+- ~makeIPTablesUtilChains: false~ (no ~KUBE-IPTABLES-HINT~, ~KUBE-FIREWALL~ or canary chains)
+  and ~volumePluginDir~ inside the run's directory (not ~/usr/libexec/kubernetes~).
+- Everything else is upstream's default: ~oomScoreAdj: -999~ (it fails without
+  CAP_SYS_RESOURCE, which the kubelet logs and ignores), the generic PLEG relisting once a
+  second (nodelet's default is its evented PLEG), ~protectKernelDefaults: false~.
+
+Some changes no setting prevents, and the bench undoes them after every kubelet run: the
+sysctls ~vm.overcommit_memory~, ~kernel.panic~ and ~kernel.panic_on_oops~ (and three others,
+if they differ) the kubelet sets at start (~protectKernelDefaults: true~ would make it refuse
+to start instead) are put back; its device plugin socket ~/var/lib/kubelet/device-plugins/kubelet.sock~
+(a fixed path) and its container log links in ~/var/log/containers~ are removed, with the
+directories it created for them; the bind mount it makes of its root directory (to make it a
+shared mount) is unmounted; its cgroup root is removed with everything below.
+
 ## What is not measured
 
 - No threshold is asserted anywhere: the bench reports numbers, it passes or fails nothing.
   It exits non-zero only when a run cannot be completed.
-- The raw floor is sequential, one client call after the other; nodelet works on pods in
-  parallel, so with many pods it can come close to, or under, the floor's times. The floor is
+- The raw floor is sequential, one client call after the other; the agents work on pods in
+  parallel, so with many pods they can come close to, or under, the floor's times. The floor is
   a reference point, not a strict lower bound.
-- containerd, shim and runc CPU and memory are not in the nodelet columns (they are part of
-  both wall-time measurements). The upstream kubelet is not measured here.
-- Image pulls, probes, restarts, volumes and cluster mode (an API server) are not exercised.
-- The machine is shared: before each run the bench waits until no other nodelet (and no e2e
-  test binary, which starts one nodelet after the other) has used the runtime for 3 s, and it
-  repeats a run another nodelet starts during; it does not control other load (builds, tests).
-  Three runs give a spread, not a distribution: compare numbers measured on one machine.
-`, "~", "\x60")
+- containerd, shim and runc CPU and memory are not in the agents' columns (they are part of
+  every wall-time measurement).
+- Not yet compared with the kubelet: status latency (a container's state change until the
+  agent reports it), steady state with 100 pods, an agent restart with running pods, and pod
+  churn. Image pulls, probes, restarts, volumes and cluster mode (an API server) are not
+  exercised.
+- The machine is shared: before each run the bench waits until no other agent (nodelet,
+  kubelet, or e2e test binary, which starts one nodelet after the other) has used the runtime
+  for 3 s, and it repeats a run another agent starts during; it does not control other load
+  (builds, tests). Three runs give a spread, not a distribution: compare numbers measured on
+  one machine.
+`)

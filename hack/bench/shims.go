@@ -114,10 +114,8 @@ func readProcs() []procInfo {
 		if err1 != nil || err2 != nil || len(cmdline) == 0 {
 			continue
 		}
-		s := string(stat)
-		i := strings.LastIndexByte(s, ')')
-		f := strings.Fields(s[i+1:]) // state is field 3: ppid (4) is f[1], starttime (22) f[19]
-		if i < 0 || len(f) < 20 {
+		f, ok := statFields(string(stat)) // state is field 3: ppid (4) is f[1], starttime (22) f[19]
+		if !ok || len(f) < 20 {
 			continue
 		}
 		ppid, _ := strconv.Atoi(f[1])
@@ -163,7 +161,6 @@ func exited(pid int) bool {
 	if err != nil {
 		return true
 	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || strings.HasPrefix(strings.TrimSpace(s[i+1:]), "Z")
+	f, ok := statFields(string(b))
+	return !ok || len(f) == 0 || f[0] == "Z"
 }

@@ -1,0 +1,316 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+)
+
+const (
+	// pollPeriod is how often the bench reads /pods while it waits; a measured time can be up
+	// to one period (plus one request) late.
+	pollPeriod = 50 * time.Millisecond
+	// steadyWindow is how long the bench leaves the agent alone (no /pods reads) once every pod
+	// runs, to measure its steady-state CPU use with N pods.
+	steadyWindow = 5 * time.Second
+	// stopTimeout is how long an agent gets to exit after SIGTERM.
+	stopTimeout = 15 * time.Second
+	// fileCheckFrequency is both agents' period of re-reading the manifest directory; far
+	// longer than a run's wait, so that the manifests are seen through inotify.
+	fileCheckFrequency = 20 * time.Second
+	// quietWindow, quietCPU and quietLimit: after start-up the bench waits until the agent has
+	// used at most quietCPU seconds of CPU over the last quietWindow (it has finished starting),
+	// for at most quietLimit, before it writes the manifests.
+	quietWindow = time.Second
+	quietCPU    = 0.02
+	quietLimit  = 20 * time.Second
+)
+
+// sleeperScript sleeps until SIGTERM, then exits 0 at once: the shell runs a trap only between
+// commands, so it waits for a background sleep (wait returns on the signal) rather than running
+// "sleep 1" in the foreground, which would delay every stop by up to a second.
+const sleeperScript = "trap 'exit 0' TERM; while true; do sleep 3600 & wait; done"
+
+// sleeperManifest is a static pod whose container sleeps and exits at once on SIGTERM.
+func sleeperManifest(name string) string {
+	return fmt.Sprintf(`apiVersion: v1
+kind: Pod
+metadata: {name: %s}
+spec:
+  terminationGracePeriodSeconds: 2
+  containers:
+  - name: main
+    image: %s
+    imagePullPolicy: IfNotPresent
+    command: ["sh", "-c", %q]
+`, name, benchImage, sleeperScript)
+}
+
+// agentResult is what one run of an agent (nodelet or the upstream kubelet) measured.
+type agentResult struct {
+	startupCPU  float64       // CPU s from exec until the agent was quiet after /pods first answered
+	ready       time.Duration // first manifest in place → all pods Running and Ready in /pods
+	cpu         float64       // CPU s the agent used during that window
+	mem         memory        // VmHWM and VmRSS at the end of that window
+	steadyCPU   float64       // CPU s per s over steadyWindow, every pod running, no /pods reads
+	teardown    time.Duration // manifests removed → no pod in /pods, no sandbox (kubelet: none ready), no mount left
+	teardownCPU float64       // CPU s the agent used during the teardown
+}
+
+// startAgent starts a fresh agent of kind.
+func (b *bench) startAgent(kind agentKind) (*agent, error) {
+	if kind == kindKubelet {
+		return startKubelet(b.tmp, b.kubeletBin, b.endpoint)
+	}
+	return startNodelet(b.tmp, b.bin, b.endpoint)
+}
+
+// agentRun starts a fresh agent of kind, runs pods static pods on it, removes them and stops it.
+// Whatever happens, the agent is stopped and what the run created is removed before it returns.
+func (b *bench) agentRun(ctx context.Context, g *guard, kind agentKind, pods int) (res agentResult, err error) {
+	runStart := time.Now()
+	a, err := b.startAgent(kind)
+	if a != nil {
+		defer func() {
+			if err != nil && a.cmd != nil && !errors.Is(context.Cause(ctx), errInterference) {
+				err = fmt.Errorf("%w\nlast lines of %s's log:\n%s", err, a.kind, a.logTail(30))
+			}
+			cgroups, cerr := a.cleanup(b.cri, err != nil)
+			if err != nil {
+				b.leakedShims += b.stopOrphanShims(runStart)
+			}
+			// A failed run's agent did not get to remove its pods, and the bench stops the
+			// kubelet before its container GC removes them.
+			if err == nil && kind == kindNodelet {
+				b.leftCgroups += cgroups
+				b.nodeletPods += len(a.uids)
+			}
+			if cerr != nil {
+				err = errors.Join(err, fmt.Errorf("clean up after node %s: %w", a.name, cerr))
+			}
+		}()
+	}
+	if err != nil {
+		return res, err
+	}
+	g.onInterference(a.kill)
+	defer g.onInterference(nil)
+	pid := a.pid()
+
+	startCtx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if err := a.poll(startCtx, pollPeriod, fmt.Sprintf("%s's /pods to answer", kind), func() (bool, error) {
+		_, err := a.pods(startCtx)
+		return err == nil, nil
+	}); err != nil {
+		return res, fmt.Errorf("start %s %s: %w", kind, a.name, err)
+	}
+	cpu0, err := a.quiet(ctx, b.hz)
+	if err != nil {
+		return res, err
+	}
+	res.startupCPU = cpu0
+
+	names, err := a.stage(pods)
+	if err != nil {
+		return res, err
+	}
+	start := time.Now()
+	for _, f := range names {
+		if err := os.Rename(filepath.Join(a.staging, f), filepath.Join(a.manifests, f)); err != nil {
+			return res, fmt.Errorf("put manifest %s in place: %w", f, err)
+		}
+	}
+	if err := a.waitReady(ctx, pods, b.opts.timeout); err != nil {
+		return res, err
+	}
+	res.ready = time.Since(start)
+	cpu1, err := cpuSeconds(pid, b.hz)
+	if err != nil {
+		return res, err
+	}
+	res.cpu = cpu1 - cpu0
+	if res.mem, err = readMemory(pid); err != nil {
+		return res, err
+	}
+
+	t1 := time.Now()
+	if err := a.poll(ctx, steadyWindow, "the steady-state window", func() (bool, error) {
+		return time.Since(t1) >= steadyWindow, nil
+	}); err != nil {
+		return res, err
+	}
+	cpu2, err := cpuSeconds(pid, b.hz)
+	if err != nil {
+		return res, err
+	}
+	res.steadyCPU = (cpu2 - cpu1) / time.Since(t1).Seconds()
+
+	start = time.Now()
+	for _, f := range names {
+		if err := os.Remove(filepath.Join(a.manifests, f)); err != nil {
+			return res, fmt.Errorf("remove manifest %s: %w", f, err)
+		}
+	}
+	if err := a.waitGone(ctx, b); err != nil {
+		return res, err
+	}
+	res.teardown = time.Since(start)
+	cpu3, err := cpuSeconds(pid, b.hz)
+	if err != nil {
+		return res, err
+	}
+	res.teardownCPU = cpu3 - cpu2
+	if err := a.stop(stopTimeout); err != nil {
+		return res, fmt.Errorf("stop %s %s: %w", kind, a.name, err)
+	}
+	return res, nil
+}
+
+// quiet waits until the agent has used at most quietCPU over the last quietWindow, or
+// quietLimit has passed, and returns the CPU time it has used since it started.
+func (a *agent) quiet(ctx context.Context, hz float64) (float64, error) {
+	const step = 100 * time.Millisecond
+	var samples []float64 // CPU s, one every step
+	start := time.Now()
+	var cpu float64
+	err := a.poll(ctx, step, fmt.Sprintf("%s to finish starting", a.kind), func() (bool, error) {
+		var err error
+		if cpu, err = cpuSeconds(a.pid(), hz); err != nil {
+			return false, err
+		}
+		samples = append(samples, cpu)
+		n := int(quietWindow / step)
+		if len(samples) > n && cpu-samples[len(samples)-1-n] <= quietCPU {
+			return true, nil
+		}
+		if time.Since(start) > quietLimit {
+			logf("%s %s still used more than %.2f CPU s a second %v after it answered; going on", a.kind, a.name, quietCPU, quietLimit)
+			return true, nil
+		}
+		return false, nil
+	})
+	return cpu, err
+}
+
+// stage writes the manifests of pods sleeper pods into the staging directory, so that putting
+// them in place is one rename each, and returns their file names.
+func (a *agent) stage(pods int) ([]string, error) {
+	var names []string
+	for i := 1; i <= pods; i++ {
+		name := fmt.Sprintf("sleep-%d", i)
+		f := name + ".yaml"
+		if err := os.WriteFile(filepath.Join(a.staging, f), []byte(sleeperManifest(name)), 0o644); err != nil {
+			return nil, fmt.Errorf("write manifest %s: %w", f, err)
+		}
+		names = append(names, f)
+	}
+	return names, nil
+}
+
+// waitReady polls /pods until all pods of this node are Running and Ready.
+func (a *agent) waitReady(ctx context.Context, pods int, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var last []v1.Pod
+	var lastErr error
+	err := a.poll(ctx, pollPeriod, fmt.Sprintf("%d pods Running and Ready", pods), func() (bool, error) {
+		list, err := a.pods(ctx)
+		if lastErr = err; err != nil {
+			return false, nil
+		}
+		last = list
+		return countReady(last, a.name) == pods, nil
+	})
+	if err != nil {
+		return fmt.Errorf("%w; last /pods: %s (error: %v)", err, summarize(last), lastErr)
+	}
+	return nil
+}
+
+// waitGone polls until /pods lists no pod and the runtime has no sandbox of this node (none
+// ready, for an agent that keepsStoppedSandboxes), and no mount is left below its root
+// directory (the kubelet bind-mounts the directory itself onto itself, shared).
+func (a *agent) waitGone(ctx context.Context, b *bench) error {
+	ctx, cancel := context.WithTimeout(ctx, b.opts.timeout)
+	defer cancel()
+	var left string
+	err := a.poll(ctx, pollPeriod, string(a.kind)+" to remove every pod", func() (bool, error) {
+		pods, err := a.pods(ctx)
+		if err != nil || len(pods) > 0 {
+			left = fmt.Sprintf("/pods: %s (error: %v)", summarize(pods), err)
+			return false, nil
+		}
+		sbs, err := nodeSandboxes(ctx, b.cri, a.name)
+		if a.keepsStoppedSandboxes {
+			sbs = slices.DeleteFunc(sbs, func(s *runtimeapi.PodSandbox) bool {
+				return s.State != runtimeapi.PodSandboxState_SANDBOX_READY
+			})
+		}
+		if err != nil || len(sbs) > 0 {
+			left = fmt.Sprintf("%d sandboxes (error: %v)", len(sbs), err)
+			return false, nil
+		}
+		if m := slices.DeleteFunc(mountsUnder(a.rootDir), func(m string) bool { return m == a.rootDir }); len(m) > 0 {
+			left = fmt.Sprintf("mounts %v", m)
+			return false, nil
+		}
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("%w; left: %s", err, left)
+	}
+	return nil
+}
+
+func countReady(pods []v1.Pod, node string) int {
+	n := 0
+	for i := range pods {
+		if strings.HasSuffix(pods[i].Name, "-"+node) && runningReady(&pods[i]) {
+			n++
+		}
+	}
+	return n
+}
+
+func runningReady(p *v1.Pod) bool {
+	if p.Status.Phase != v1.PodRunning {
+		return false
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == v1.PodReady {
+			return c.Status == v1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// summarize counts pods by phase and readiness, for error messages: "3 Running+Ready, 2 Pending".
+func summarize(pods []v1.Pod) string {
+	counts := map[string]int{}
+	for i := range pods {
+		k := string(pods[i].Status.Phase)
+		if runningReady(&pods[i]) {
+			k += "+Ready"
+		}
+		counts[k]++
+	}
+	if len(counts) == 0 {
+		return "no pods"
+	}
+	var parts []string
+	for k, c := range counts {
+		parts = append(parts, fmt.Sprintf("%d %s", c, k))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ", ")
+}
