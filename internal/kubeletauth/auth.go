@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apiserver/pkg/apis/apiserver"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authentication/authenticatorfactory"
 	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
 	"k8s.io/apiserver/pkg/server/dynamiccertificates"
-	"k8s.io/apiserver/pkg/server/options"
 	authenticationclient "k8s.io/client-go/kubernetes/typed/authentication/v1"
 	authorizationclient "k8s.io/client-go/kubernetes/typed/authorization/v1"
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
@@ -49,7 +50,7 @@ func BuildAuth(c Clients, authn kubeletconfigv1beta1.KubeletAuthentication, auth
 		if c.TokenReviews == nil {
 			return nil, errors.New("authentication.webhook.enabled needs the API server (--kubeconfig)")
 		}
-		cfg.WebhookRetryBackoff = options.DefaultAuthWebhookRetryBackoff()
+		cfg.WebhookRetryBackoff = webhookRetryBackoff()
 		cfg.TokenAccessReviewClient = c.TokenReviews
 	}
 	a, _, err := cfg.New()
@@ -68,7 +69,7 @@ func BuildAuth(c Clients, authn kubeletconfigv1beta1.KubeletAuthentication, auth
 			SubjectAccessReviewClient: c.SubjectAccessReviews,
 			AllowCacheTTL:             authz.Webhook.CacheAuthorizedTTL.Duration,
 			DenyCacheTTL:              authz.Webhook.CacheUnauthorizedTTL.Duration,
-			WebhookRetryBackoff:       options.DefaultAuthWebhookRetryBackoff(),
+			WebhookRetryBackoff:       webhookRetryBackoff(),
 		}.New()
 		if err != nil {
 			return nil, fmt.Errorf("authorization: %w", err)
@@ -82,4 +83,12 @@ func BuildAuth(c Clients, authn kubeletconfigv1beta1.KubeletAuthentication, auth
 		}
 	}
 	return &Auth{Authenticator: a, Authorizer: z, Run: run}, nil
+}
+
+// webhookRetryBackoff is k8s.io/apiserver's options.DefaultAuthWebhookRetryBackoff, the kubelet's
+// retry of TokenReview and SubjectAccessReview calls. It is written out here because importing
+// that options package links the API server's admission and storage code (etcd clients, client-go
+// fakes) into nodelet: 1 s more of start-up and megabytes of resident memory for one value.
+func webhookRetryBackoff() *wait.Backoff {
+	return &wait.Backoff{Duration: 500 * time.Millisecond, Factor: 1.5, Jitter: 0.2, Steps: 5}
 }
