@@ -56,37 +56,16 @@ check_dir() {
 
 need_root() { [[ $(id -u) -eq 0 ]] || die "must run as root (containerd, mounts, bridge)"; }
 
-# lock serializes concurrent invocations; daemons are started with fd 9 closed.
-lock() {
-	mkdir -p "$DIR"
-	exec 9>"$DIR/containerd16.lock"
-	flock -w 600 9 || die "timed out waiting for $DIR/containerd16.lock"
-}
+lock() { lock_on "$DIR/containerd16.lock" 600; }
 
 # ---------------------------------------------------------------- processes
 
 # pid_alive: prints containerd's PID if the recorded process still runs with our config.
-pid_alive() {
-	local pid
-	[[ -s $PIDFILE ]] || return 1
-	pid=$(<"$PIDFILE")
-	[[ $pid =~ ^[0-9]+$ ]] && alive "$pid" || return 1
-	tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$CONFIG" || return 1
-	echo "$pid"
-}
+pid_alive() { recorded_pid "$PIDFILE" "$CONFIG"; }
 
 # our_pids REGEX: PIDs of processes whose command name matches REGEX and whose command line
 # references DIR (shims carry `-address DIR/containerd.sock`, runc `--root DIR/runc/...`).
-our_pids() {
-	local d pid comm
-	for d in /proc/[0-9]*; do
-		pid=${d#/proc/}
-		comm=$(cat "$d/comm" 2>/dev/null) || continue
-		[[ $comm =~ $1 ]] || continue
-		tr '\0' ' ' <"$d/cmdline" 2>/dev/null | grep -qF -- "$DIR/" || continue
-		echo "$pid"
-	done
-}
+our_pids() { pids_matching "$1" "$DIR/"; }
 
 shim_pids() { our_pids '^containerd-shim'; }
 

@@ -104,3 +104,36 @@ kill_runc_containers() {
 		done
 	done < <(runc_roots_in "$1" || true)
 }
+
+# lock_on FILE SECONDS: takes an exclusive lock on FILE as fd 9, waiting at most SECONDS. It
+# serializes concurrent invocations (two test binaries calling up); daemons are started with fd 9
+# closed so that they never hold it.
+lock_on() {
+	mkdir -p "$(dirname "$1")"
+	exec 9>"$1"
+	flock -w "$2" 9 || die "timed out waiting for $1"
+}
+
+# recorded_pid PIDFILE NEEDLE: prints the PID in PIDFILE if that process still runs and its
+# command line contains NEEDLE (so a reused PID is not taken for ours).
+recorded_pid() {
+	local pid
+	[[ -s $1 ]] || return 1
+	pid=$(<"$1")
+	[[ $pid =~ ^[0-9]+$ ]] && alive "$pid" || return 1
+	tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$2" || return 1
+	echo "$pid"
+}
+
+# pids_matching REGEX NEEDLE: PIDs of processes whose command name matches REGEX and whose
+# command line contains NEEDLE.
+pids_matching() {
+	local d pid comm
+	for d in /proc/[0-9]*; do
+		pid=${d#/proc/}
+		comm=$(cat "$d/comm" 2>/dev/null) || continue
+		[[ $comm =~ $1 ]] || continue
+		tr '\0' ' ' <"$d/cmdline" 2>/dev/null | grep -qF -- "$2" || continue
+		echo "$pid"
+	done
+}

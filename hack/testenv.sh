@@ -57,38 +57,16 @@ check_dir() {
 
 need_root() { [[ $(id -u) -eq 0 ]] || die "must run as root (containerd, mounts, bridge)"; }
 
-# lock serializes concurrent invocations (e.g. two test binaries calling up).
-# Daemons are started with fd 9 closed so that they never hold it.
-lock() {
-	mkdir -p "$TESTENV_DIR"
-	exec 9>"$TESTENV_DIR/testenv.lock"
-	flock -w 1200 9 || die "timed out waiting for $TESTENV_DIR/testenv.lock"
-}
+lock() { lock_on "$TESTENV_DIR/testenv.lock" 1200; }
 
 # ---------------------------------------------------------------- processes
 
 # pid_alive PIDFILE: prints the PID if the recorded process still runs from TESTENV_DIR.
-pid_alive() {
-	local pid
-	[[ -s $1 ]] || return 1
-	pid=$(<"$1")
-	[[ $pid =~ ^[0-9]+$ ]] && alive "$pid" || return 1
-	tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$TESTENV_DIR" || return 1
-	echo "$pid"
-}
+pid_alive() { recorded_pid "$1" "$TESTENV_DIR"; }
 
 # our_pids REGEX: PIDs of processes whose command name matches REGEX and whose
 # command line references TESTENV_DIR.
-our_pids() {
-	local d pid comm
-	for d in /proc/[0-9]*; do
-		pid=${d#/proc/}
-		comm=$(cat "$d/comm" 2>/dev/null) || continue
-		[[ $comm =~ $1 ]] || continue
-		tr '\0' ' ' <"$d/cmdline" 2>/dev/null | grep -qF -- "$TESTENV_DIR" || continue
-		echo "$pid"
-	done
-}
+our_pids() { pids_matching "$1" "$TESTENV_DIR"; }
 
 shim_pids() { our_pids '^containerd-shim'; }
 

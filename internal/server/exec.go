@@ -72,28 +72,26 @@ func execParams(r *http.Request) (namespace, pod string, uid types.UID, containe
 }
 
 func (h *streamHandlers) exec(w http.ResponseWriter, r *http.Request) {
-	opts, err := remotecommandserver.NewOptions(r)
-	if err != nil {
-		httpError(w, r, http.StatusBadRequest, err.Error())
-		return
-	}
-	ns, pod, uid, name := execParams(r)
-	target, err := h.targets.RunningContainer(r.Context(), ns, pod, uid, name)
-	if err != nil {
-		targetError(w, r, err)
-		return
-	}
-	cmd := r.URL.Query()["command"]
-	resp, err := h.streaming.Exec(r.Context(), &runtimeapi.ExecRequest{ContainerId: target.ID, Cmd: cmd,
-		Tty: opts.TTY, Stdin: opts.Stdin, Stdout: opts.Stdout, Stderr: opts.Stderr})
-	if err != nil {
-		runtimeError(w, r, fmt.Errorf("exec in container %s of pod %s/%s: %w", name, ns, pod, err))
-		return
-	}
-	h.proxyRemoteCommand(w, r, resp.GetUrl(), *opts)
+	h.remoteCommand(w, r, "exec in", func(ctx context.Context, target ContainerTarget, opts *remotecommandserver.Options) (string, error) {
+		resp, err := h.streaming.Exec(ctx, &runtimeapi.ExecRequest{ContainerId: target.ID, Cmd: r.URL.Query()["command"],
+			Tty: opts.TTY, Stdin: opts.Stdin, Stdout: opts.Stdout, Stderr: opts.Stderr})
+		return resp.GetUrl(), err
+	})
 }
 
 func (h *streamHandlers) attach(w http.ResponseWriter, r *http.Request) {
+	h.remoteCommand(w, r, "attach to", func(ctx context.Context, target ContainerTarget, opts *remotecommandserver.Options) (string, error) {
+		opts.TTY = target.TTY // the process's tty cannot change after it started
+		resp, err := h.streaming.Attach(ctx, &runtimeapi.AttachRequest{ContainerId: target.ID,
+			Tty: opts.TTY, Stdin: opts.Stdin, Stdout: opts.Stdout, Stderr: opts.Stderr})
+		return resp.GetUrl(), err
+	})
+}
+
+// remoteCommand is what exec and attach share: parse the stream options, find the running
+// container, ask the runtime for a session (session returns its URL) and proxy to it.
+func (h *streamHandlers) remoteCommand(w http.ResponseWriter, r *http.Request, verb string,
+	session func(context.Context, ContainerTarget, *remotecommandserver.Options) (string, error)) {
 	opts, err := remotecommandserver.NewOptions(r)
 	if err != nil {
 		httpError(w, r, http.StatusBadRequest, err.Error())
@@ -105,14 +103,12 @@ func (h *streamHandlers) attach(w http.ResponseWriter, r *http.Request) {
 		targetError(w, r, err)
 		return
 	}
-	opts.TTY = target.TTY
-	resp, err := h.streaming.Attach(r.Context(), &runtimeapi.AttachRequest{ContainerId: target.ID,
-		Tty: opts.TTY, Stdin: opts.Stdin, Stdout: opts.Stdout, Stderr: opts.Stderr})
+	sessionURL, err := session(r.Context(), target, opts)
 	if err != nil {
-		runtimeError(w, r, fmt.Errorf("attach to container %s of pod %s/%s: %w", name, ns, pod, err))
+		runtimeError(w, r, fmt.Errorf("%s container %s of pod %s/%s: %w", verb, name, ns, pod, err))
 		return
 	}
-	h.proxyRemoteCommand(w, r, resp.GetUrl(), *opts)
+	h.proxyRemoteCommand(w, r, sessionURL, *opts)
 }
 
 // proxyRemoteCommand proxies an exec or attach session to the runtime's URL.

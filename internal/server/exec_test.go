@@ -10,8 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -24,7 +22,6 @@ import (
 	"k8s.io/client-go/tools/portforward"
 	"k8s.io/client-go/tools/remotecommand"
 	"k8s.io/client-go/transport/spdy"
-	certutil "k8s.io/client-go/util/cert"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/cri-streaming/pkg/streaming"
 	remotecommandserver "k8s.io/cri-streaming/pkg/streaming/remotecommand"
@@ -147,18 +144,7 @@ func newStreamEnv(t *testing.T) *streamEnv {
 	mux.Handle("/", srv)
 
 	e := newEnv(t)
-	crt, key, err := certutil.GenerateSelfSignedCertKey("node-1", nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	certFile, keyFile := filepath.Join(dir, "c.crt"), filepath.Join(dir, "c.key")
-	if err := os.WriteFile(certFile, crt, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(keyFile, key, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	certFile, keyFile := selfSignedPair(t)
 	api, err := New(Config{Address: ":10250", Clock: e.clock, Secure: &Secure{CertFile: certFile, KeyFile: keyFile,
 		Filter: func(h http.Handler) http.Handler { return h }}},
 		Deps{Pods: e.pods, Logs: e.logs, Streams: &Streams{Targets: fakeTargets{}, Streaming: criStreaming{srv}, Runner: fakeRunner{}, RunningPods: fakeRunning{}}})

@@ -17,7 +17,12 @@ type podsHandler struct {
 }
 
 func (h *podsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	data, err := encodePods(h.pods.Pods())
+	writePods(w, r, h.pods.Pods())
+}
+
+// writePods answers with pods as a PodList (encodePods).
+func writePods(w http.ResponseWriter, r *http.Request, pods []*v1.Pod) {
+	data, err := encodePods(pods)
 	if err != nil {
 		httpError(w, r, http.StatusInternalServerError, err.Error())
 		return

@@ -23,12 +23,5 @@ func (h *runningPodsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpError(w, r, http.StatusInternalServerError, err.Error())
 		return
 	}
-	data, err := encodePods(pods)
-	if err != nil {
-		httpError(w, r, http.StatusInternalServerError, err.Error())
-		return
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(data)
+	writePods(w, r, pods)
 }

@@ -17,18 +17,7 @@ func TestSecureServerFiltersEveryRoute(t *testing.T) {
 	web := podWith("web", 0, "app")
 	e.addPod(web)
 	e.writeLog(web, "app", 0, rec(0, "stdout", "F", "hello"))
-	crt, key, err := certutil.GenerateSelfSignedCertKey("node-1", nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	certFile, keyFile := filepath.Join(dir, "c.crt"), filepath.Join(dir, "c.key")
-	if err := os.WriteFile(certFile, crt, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(keyFile, key, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	certFile, keyFile := selfSignedPair(t)
 	allowed := func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.Header.Get("Authorization") != "Bearer ok" {
@@ -61,4 +50,22 @@ func TestSecureServerFiltersEveryRoute(t *testing.T) {
 		Deps{Pods: e.pods, Logs: e.logs}); err == nil {
 		t.Error("a missing certificate must be an error")
 	}
+}
+
+// selfSignedPair writes a self-signed serving certificate and key for the kubelet API's tests.
+func selfSignedPair(t *testing.T) (certFile, keyFile string) {
+	t.Helper()
+	crt, key, err := certutil.GenerateSelfSignedCertKey("node-1", nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	certFile, keyFile = filepath.Join(dir, "c.crt"), filepath.Join(dir, "c.key")
+	if err := os.WriteFile(certFile, crt, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, key, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return certFile, keyFile
 }

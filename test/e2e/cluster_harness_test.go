@@ -228,3 +228,12 @@ func (cn *clusterNode) waitAPIPod(ns, name string, timeout time.Duration, what s
 	cn.t.Fatalf("pod %s/%s: waited %v for %s; last seen in the API:\n%s", ns, name, timeout, what, js)
 	return nil
 }
+
+// applyPod creates pod <prefix>-<node> in default, bound to this node with a 1 s grace period;
+// spec holds the rest of the pod's spec (containers, volumes...), indented as under spec:.
+func (cn *clusterNode) applyPod(t *testing.T, prefix, spec string) string {
+	t.Helper()
+	name := prefix + "-" + cn.name
+	cn.cp.apply(t, fmt.Sprintf("apiVersion: v1\nkind: Pod\nmetadata: {name: %s, namespace: default}\nspec:\n  nodeName: %s\n  terminationGracePeriodSeconds: 1\n", name, cn.name)+spec)
+	return name
+}

@@ -20,20 +20,13 @@ import (
 func TestClusterKubectlLogs(t *testing.T) {
 	cn := startClusterNode(t)
 	cn.waitNodeReady(60 * time.Second)
-	name := "logs-" + cn.name
-	cn.cp.apply(t, fmt.Sprintf(`apiVersion: v1
-kind: Pod
-metadata: {name: %s, namespace: default}
-spec:
-  nodeName: %s
-  terminationGracePeriodSeconds: 1
-  containers:
+	name := cn.applyPod(t, "logs", `  containers:
   - name: main
     image: docker.io/library/busybox:1.35
     command: ["sh", "-c", "echo one; echo two; echo three; if [ -e /state/again ]; then sleep 3600; fi; touch /state/again; exit 1"]
     volumeMounts: [{name: state, mountPath: /state}]
   volumes: [{name: state, emptyDir: {}}]
-`, name, cn.name))
+`)
 	// The first instance prints three lines and exits; the second prints them and stays.
 	cn.waitAPIPod("default", name, 90*time.Second, "running its second instance", func(p *v1.Pod) bool {
 		cs := containerStatus(p, "main")

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,19 +15,12 @@ import (
 func TestClusterContainerLogRotation(t *testing.T) {
 	cn := startClusterNode(t, "--container-log-max-size", "1Mi", "--container-log-max-files", "3")
 	cn.waitNodeReady(60 * time.Second)
-	name := "chatty-" + cn.name
 	// About 1 MB/s: a line of 100 000 x's ten times a second.
-	cn.cp.apply(t, fmt.Sprintf(`apiVersion: v1
-kind: Pod
-metadata: {name: %s, namespace: default}
-spec:
-  nodeName: %s
-  terminationGracePeriodSeconds: 1
-  containers:
+	name := cn.applyPod(t, "chatty", `  containers:
   - name: main
     image: docker.io/library/busybox:1.35
     command: ["sh", "-c", "i=0; while true; do i=$((i+1)); echo line-$i $(head -c 100000 /dev/zero | tr '\\0' x); sleep 0.1; done"]
-`, name, cn.name))
+`)
 	p := cn.waitAPIPod("default", name, 90*time.Second, "running", func(p *v1.Pod) bool { return p != nil && p.Status.Phase == v1.PodRunning })
 	dir := filepath.Join(cn.logsDir, "default_"+name+"_"+string(p.UID), "main")
 

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"encoding/json"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -68,21 +67,14 @@ next:
 func TestClusterStatsSummaryAndMetrics(t *testing.T) {
 	cn := startClusterNode(t, "--node-ip", hostIP(t))
 	cn.waitNodeReady(60 * time.Second)
-	name := "busy-" + cn.name
-	cn.cp.apply(t, fmt.Sprintf(`apiVersion: v1
-kind: Pod
-metadata: {name: %s, namespace: default}
-spec:
-  nodeName: %s
-  terminationGracePeriodSeconds: 1
-  containers:
+	name := cn.applyPod(t, "busy", `  containers:
   - name: spin
     image: docker.io/library/busybox:1.35
     command: ["sh", "-c", "while true; do i=0; while [ $i -lt 3000 ]; do i=$((i+1)); done; sleep 0.5; done"]
     readinessProbe:
       exec: {command: ["true"]}
       periodSeconds: 1
-`, name, cn.name))
+`)
 	cn.waitAPIPod("default", name, 90*time.Second, "running", func(p *v1.Pod) bool { return p != nil && p.Status.Phase == v1.PodRunning })
 
 	// CPU rates need two samples: poll until the pod's shows.

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -84,14 +83,7 @@ var kubectlProtocols = []struct {
 func TestClusterKubectlExecAttachPortForward(t *testing.T) {
 	cn := startClusterNode(t, "--node-ip", hostIP(t))
 	cn.waitNodeReady(60 * time.Second)
-	name := "streams-" + cn.name
-	cn.cp.apply(t, fmt.Sprintf(`apiVersion: v1
-kind: Pod
-metadata: {name: %s, namespace: default}
-spec:
-  nodeName: %s
-  terminationGracePeriodSeconds: 1
-  containers:
+	name := cn.applyPod(t, "streams", `  containers:
   - name: web
     image: docker.io/library/busybox:1.35
     command: ["sh", "-c", "mkdir -p /www && echo hello-from-the-pod > /www/index.html && exec httpd -f -p 8080 -h /www"]
@@ -99,7 +91,7 @@ spec:
     image: docker.io/library/busybox:1.35
     stdin: true
     command: ["sh", "-c", "while read l; do echo got:$l; done"]
-`, name, cn.name))
+`)
 	cn.waitAPIPod("default", name, 90*time.Second, "running", func(p *v1.Pod) bool { return p != nil && p.Status.Phase == v1.PodRunning })
 
 	for _, proto := range kubectlProtocols {
