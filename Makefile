@@ -32,7 +32,12 @@ clean:
 ## bench: measure nodelet on real parts (containerd + runc + CNI) next to the upstream kubelet v1.37.1 and the raw CRI floor; writes docs/benchmarks.md
 .PHONY: bench
 bench:
-	go run ./hack/bench --pods 1,30 --runs 3 --out docs/benchmarks.md
+	go run ./hack/bench --pods 1,30 --scale 100 --runs 3 --out docs/benchmarks.md
+
+## bench-go: the Go benchmarks of the hot functions (ComputePodActions, PLEG diff, status generation, /pods...)
+.PHONY: bench-go
+bench-go:
+	go test -run '^$$' -bench . -benchmem -count 1 $$(go list ./... | grep -v /test/e2e)
 
 ## Cluster mode: a real control plane (etcd, kube-apiserver, controller-manager, scheduler v1.37.1) from hack/cluster.sh.
 CLUSTER := hack/cluster.sh

@@ -21,6 +21,9 @@ go vet ./...
 step "unit tests (-race)"
 go test -race -count=1 $(go list ./... | grep -v /test/e2e)
 
+step "Go benchmarks, once each (they must keep working; make bench-go measures)"
+go test -run '^$' -bench . -benchtime 1x -count=1 $(go list ./... | grep -v /test/e2e)
+
 step "fuzzing: FuzzManifest for ${FUZZTIME:=20s}"
 go test -run '^$' -fuzz '^FuzzManifest$' -fuzztime "$FUZZTIME" ./internal/podconfig
 

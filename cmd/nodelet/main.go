@@ -83,6 +83,7 @@ func run(args []string) int {
 		PodLogsDir:          kc.PodLogsDir,
 		RuntimeEndpoint:     kc.ContainerRuntimeEndpoint,
 		ReadOnlyAddress:     readOnly,
+		Profiling:           ptr.Deref(kc.EnableProfilingHandler, true),
 		StaticPodPath:       kc.StaticPodPath,
 		FileCheckFrequency:  kc.FileCheckFrequency.Duration,
 		StaticPodURL:        kc.StaticPodURL,

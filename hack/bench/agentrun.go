@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -57,13 +56,14 @@ spec:
 
 // agentResult is what one run of an agent (nodelet or the upstream kubelet) measured.
 type agentResult struct {
-	startupCPU  float64       // CPU s from exec until the agent was quiet after /pods first answered
-	ready       time.Duration // first manifest in place → all pods Running and Ready in /pods
-	cpu         float64       // CPU s the agent used during that window
-	mem         memory        // VmHWM and VmRSS at the end of that window
-	steadyCPU   float64       // CPU s per s over steadyWindow, every pod running, no /pods reads
-	teardown    time.Duration // manifests removed → no pod in /pods, no sandbox (kubelet: none ready), no mount left
-	teardownCPU float64       // CPU s the agent used during the teardown
+	startupCPU  float64         // CPU s from exec until the agent was quiet after /pods first answered
+	ready       time.Duration   // first manifest in place → all pods Running and Ready in /pods
+	perPod      []time.Duration // per pod: manifests in place → first seen Running and Ready
+	cpu         float64         // CPU s the agent used during that window
+	mem         memory          // VmHWM and VmRSS at the end of that window
+	steadyCPU   float64         // CPU s per s over steadyWindow, every pod running, no /pods reads
+	teardown    time.Duration   // manifests removed → no pod in /pods, no sandbox (kubelet: none ready), no mount left
+	teardownCPU float64         // CPU s the agent used during the teardown
 }
 
 // startAgent starts a fresh agent of kind.
@@ -77,60 +77,27 @@ func (b *bench) startAgent(kind agentKind) (*agent, error) {
 // agentRun starts a fresh agent of kind, runs pods static pods on it, removes them and stops it.
 // Whatever happens, the agent is stopped and what the run created is removed before it returns.
 func (b *bench) agentRun(ctx context.Context, g *guard, kind agentKind, pods int) (res agentResult, err error) {
-	runStart := time.Now()
-	a, err := b.startAgent(kind)
-	if a != nil {
-		defer func() {
-			if err != nil && a.cmd != nil && !errors.Is(context.Cause(ctx), errInterference) {
-				err = fmt.Errorf("%w\nlast lines of %s's log:\n%s", err, a.kind, a.logTail(30))
-			}
-			cgroups, cerr := a.cleanup(b.cri, err != nil)
-			if err != nil {
-				b.leakedShims += b.stopOrphanShims(runStart)
-			}
-			// A failed run's agent did not get to remove its pods, and the bench stops the
-			// kubelet before its container GC removes them.
-			if err == nil && kind == kindNodelet {
-				b.leftCgroups += cgroups
-				b.nodeletPods += len(a.uids)
-			}
-			if cerr != nil {
-				err = errors.Join(err, fmt.Errorf("clean up after node %s: %w", a.name, cerr))
-			}
-		}()
-	}
+	a, done, err := b.startMeasured(ctx, g, kind)
+	defer func() { err = done(err) }()
 	if err != nil {
 		return res, err
 	}
-	g.onInterference(a.kill)
-	defer g.onInterference(nil)
+	res.startupCPU = a.startupCPU
 	pid := a.pid()
-
-	startCtx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	if err := a.poll(startCtx, pollPeriod, fmt.Sprintf("%s's /pods to answer", kind), func() (bool, error) {
-		_, err := a.pods(startCtx)
-		return err == nil, nil
-	}); err != nil {
-		return res, fmt.Errorf("start %s %s: %w", kind, a.name, err)
-	}
-	cpu0, err := a.quiet(ctx, b.hz)
+	cpu0, err := cpuSeconds(pid, b.hz)
 	if err != nil {
 		return res, err
 	}
-	res.startupCPU = cpu0
 
-	names, err := a.stage(pods)
+	names, err := a.stage("sleep", pods, sleeperManifest)
 	if err != nil {
 		return res, err
 	}
 	start := time.Now()
-	for _, f := range names {
-		if err := os.Rename(filepath.Join(a.staging, f), filepath.Join(a.manifests, f)); err != nil {
-			return res, fmt.Errorf("put manifest %s in place: %w", f, err)
-		}
+	if err := a.putInPlace(names); err != nil {
+		return res, err
 	}
-	if err := a.waitReady(ctx, pods, b.opts.timeout); err != nil {
+	if res.perPod, err = a.waitReady(ctx, start, pods, b.opts.timeout); err != nil {
 		return res, err
 	}
 	res.ready = time.Since(start)
@@ -144,9 +111,7 @@ func (b *bench) agentRun(ctx context.Context, g *guard, kind agentKind, pods int
 	}
 
 	t1 := time.Now()
-	if err := a.poll(ctx, steadyWindow, "the steady-state window", func() (bool, error) {
-		return time.Since(t1) >= steadyWindow, nil
-	}); err != nil {
+	if err := a.idle(ctx, steadyWindow); err != nil {
 		return res, err
 	}
 	cpu2, err := cpuSeconds(pid, b.hz)
@@ -156,10 +121,8 @@ func (b *bench) agentRun(ctx context.Context, g *guard, kind agentKind, pods int
 	res.steadyCPU = (cpu2 - cpu1) / time.Since(t1).Seconds()
 
 	start = time.Now()
-	for _, f := range names {
-		if err := os.Remove(filepath.Join(a.manifests, f)); err != nil {
-			return res, fmt.Errorf("remove manifest %s: %w", f, err)
-		}
+	if err := a.removeManifests(names); err != nil {
+		return res, err
 	}
 	if err := a.waitGone(ctx, b); err != nil {
 		return res, err
@@ -202,14 +165,14 @@ func (a *agent) quiet(ctx context.Context, hz float64) (float64, error) {
 	return cpu, err
 }
 
-// stage writes the manifests of pods sleeper pods into the staging directory, so that putting
-// them in place is one rename each, and returns their file names.
-func (a *agent) stage(pods int) ([]string, error) {
+// stage writes the manifests of n pods named <prefix>-<i>, made by manifest, into the staging
+// directory, so that putting them in place is one rename each, and returns their file names.
+func (a *agent) stage(prefix string, n int, manifest func(name string) string) ([]string, error) {
 	var names []string
-	for i := 1; i <= pods; i++ {
-		name := fmt.Sprintf("sleep-%d", i)
+	for i := 1; i <= n; i++ {
+		name := fmt.Sprintf("%s-%d", prefix, i)
 		f := name + ".yaml"
-		if err := os.WriteFile(filepath.Join(a.staging, f), []byte(sleeperManifest(name)), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(a.staging, f), []byte(manifest(name)), 0o644); err != nil {
 			return nil, fmt.Errorf("write manifest %s: %w", f, err)
 		}
 		names = append(names, f)
@@ -217,24 +180,37 @@ func (a *agent) stage(pods int) ([]string, error) {
 	return names, nil
 }
 
-// waitReady polls /pods until all pods of this node are Running and Ready.
-func (a *agent) waitReady(ctx context.Context, pods int, timeout time.Duration) error {
+// waitReady polls /pods until all pods of this node are Running and Ready, and returns for each
+// pod the time from start until it was first seen so.
+func (a *agent) waitReady(ctx context.Context, start time.Time, pods int, timeout time.Duration) ([]time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var last []v1.Pod
 	var lastErr error
+	seen := map[string]time.Duration{}
 	err := a.poll(ctx, pollPeriod, fmt.Sprintf("%d pods Running and Ready", pods), func() (bool, error) {
 		list, err := a.pods(ctx)
 		if lastErr = err; err != nil {
 			return false, nil
 		}
+		now := time.Since(start)
 		last = list
+		for i := range list {
+			p := &list[i]
+			if _, ok := seen[p.Name]; !ok && strings.HasSuffix(p.Name, "-"+a.name) && runningReady(p) {
+				seen[p.Name] = now
+			}
+		}
 		return countReady(last, a.name) == pods, nil
 	})
 	if err != nil {
-		return fmt.Errorf("%w; last /pods: %s (error: %v)", err, summarize(last), lastErr)
+		return nil, fmt.Errorf("%w; last /pods: %s (error: %v)", err, summarize(last), lastErr)
 	}
-	return nil
+	out := make([]time.Duration, 0, len(seen))
+	for _, d := range seen {
+		out = append(out, d)
+	}
+	return out, nil
 }
 
 // waitGone polls until /pods lists no pod and the runtime has no sandbox of this node (none

@@ -24,6 +24,8 @@ type options struct {
 	maxWait time.Duration // for other agents to exit before a run
 	retries int           // attempts of a run interrupted by another agent
 	kubelet bool          // also measure the upstream kubelet
+	scale   scaleSettings // the scale session; pods 0: none
+	profile string        // with a directory: profile nodelet's scale session into it, no table
 }
 
 func parseOptions(args []string) (options, error) {
@@ -36,6 +38,11 @@ func parseOptions(args []string) (options, error) {
 	fs.DurationVar(&o.maxWait, "max-wait", 30*time.Minute, "limit of each wait for other nodelet and kubelet processes to exit")
 	fs.IntVar(&o.retries, "retries", 3, "attempts of a run another nodelet or kubelet interrupts")
 	fs.BoolVar(&o.kubelet, "kubelet", true, "also measure the upstream kubelet "+kubeletVersion+" (hack/cluster.sh build builds it once)")
+	fs.IntVar(&o.scale.pods, "scale", 100, "pods of the scale session (burst, steady state, restart, churn); 0 skips it")
+	fs.IntVar(&o.scale.latencyPods, "latency-pods", 20, "pods whose container the scale session kills to measure the status latency; 0 skips it")
+	fs.DurationVar(&o.scale.steady, "steady", time.Minute, "the scale session's steady-state window")
+	fs.Float64Var(&o.scale.churnRate, "churn-rate", 5, "pods a second the scale session creates, then deletes; 0 skips the churn")
+	fs.StringVar(&o.profile, "profile", "", "profile one scale session of nodelet into this directory (CPU of the burst and the steady state, heap after the churn and the steady state) instead of measuring")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -48,6 +55,12 @@ func parseOptions(args []string) (options, error) {
 			return o, fmt.Errorf("--pods: %q is not a positive pod count", s)
 		}
 		o.pods = append(o.pods, n)
+	}
+	if o.scale.pods < 0 || o.scale.latencyPods < 0 || o.scale.churnRate < 0 || o.scale.steady <= 0 {
+		return o, errors.New("--scale, --latency-pods and --churn-rate must not be negative, --steady must be positive")
+	}
+	if o.profile != "" && o.scale.pods == 0 {
+		return o, errors.New("--profile profiles the scale session: --scale must not be 0")
 	}
 	if o.runs < 1 || o.retries < 1 {
 		return o, errors.New("--runs and --retries must be at least 1")
@@ -92,6 +105,8 @@ type bench struct {
 	endpoint   string
 	cri        *cri.Client
 	hz         float64
+
+	prof *profiler // with --profile
 
 	waits         []*waitRecord
 	interruptions []string
@@ -149,6 +164,9 @@ func run(ctx context.Context, opts options, command string) (err error) {
 	if err := ensureImage(ctx, b.cri); err != nil {
 		return err
 	}
+	if opts.profile != "" {
+		return b.profileRun(ctx)
+	}
 	rep := report{command: command, date: time.Now().UTC(), machine: describeMachine(root, b.cri), runs: opts.runs,
 		loadStart: loadAverage()}
 	if opts.kubelet {
@@ -191,6 +209,23 @@ func run(ctx context.Context, opts options, command string) (err error) {
 		}
 		rep.rows = append(rep.rows, r)
 	}
+	if opts.scale.pods > 0 {
+		for i := 1; i <= opts.runs; i++ {
+			for _, kind := range kinds {
+				what := fmt.Sprintf("%s scale session %d/%d with %d pods", kind, i, opts.runs, opts.scale.pods)
+				var sr scaleResult
+				if err := b.alone(ctx, what, func(ctx context.Context, g *guard) (err error) {
+					sr, err = b.scaleRun(ctx, g, kind, opts.scale)
+					return err
+				}); err != nil {
+					return err
+				}
+				logf("%s: %s", what, sr.summary())
+				rep.scale.add(kind, sr)
+			}
+		}
+		rep.scaleSettings = opts.scale
+	}
 	rep.loadEnd = loadAverage()
 	rep.waits, rep.interruptions, rep.notes = b.waits, b.interruptions, b.notes()
 	for _, n := range rep.notes {
@@ -198,7 +233,7 @@ func run(ctx context.Context, opts options, command string) (err error) {
 	}
 	fmt.Print(rep.resultsSection())
 	if opts.out != "" {
-		if err := os.WriteFile(opts.out, []byte(rep.markdown()), 0o644); err != nil {
+		if err := os.WriteFile(opts.out, []byte(rep.markdown()+keepHandWritten(opts.out)), 0o644); err != nil {
 			return fmt.Errorf("write the results: %w", err)
 		}
 		logf("results written to %s", opts.out)
@@ -244,3 +279,22 @@ func (b *bench) alone(ctx context.Context, what string, fn func(context.Context,
 }
 
 func mib(kib uint64) float64 { return float64(kib) / 1024 }
+
+// profileRun runs one scale session of nodelet with the profiler (--profile).
+func (b *bench) profileRun(ctx context.Context) error {
+	if err := os.MkdirAll(b.opts.profile, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", b.opts.profile, err)
+	}
+	b.prof = &profiler{dir: b.opts.profile}
+	what := fmt.Sprintf("nodelet scale session with %d pods, profiled", b.opts.scale.pods)
+	var sr scaleResult
+	if err := b.alone(ctx, what, func(ctx context.Context, g *guard) (err error) {
+		sr, err = b.scaleRun(ctx, g, kindNodelet, b.opts.scale)
+		return err
+	}); err != nil {
+		return err
+	}
+	logf("%s: %s (perturbed by the profiling: not a measurement)", what, sr.summary())
+	logf("read them with: go tool pprof -top %s/<name>.pprof", b.opts.profile)
+	return nil
+}

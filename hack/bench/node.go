@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -50,7 +51,11 @@ type agent struct {
 	// kubelet's container GC, once a minute), so a teardown ends when they are stopped.
 	keepsStoppedSandboxes bool
 	host                  *hostChanges // what the agent changes outside base, undone by cleanup
+	startupCPU            float64      // CPU s from exec until it was quiet (startMeasured)
 
+	bin     string // the binary and arguments of launch, for restart
+	args    []string
+	mu      sync.Mutex // guards cmd, exited and waitErr against the guard's kill during a restart
 	cmd     *exec.Cmd
 	exited  chan struct{} // closed once cmd.Wait has returned
 	waitErr error
@@ -116,25 +121,56 @@ func startNodelet(tmp, bin, endpoint string) (*agent, error) {
 
 // launch starts the agent's binary with args, its output going to a.logPath.
 func (a *agent) launch(bin string, args ...string) error {
-	logFile, err := os.Create(a.logPath)
+	a.bin, a.args = bin, args
+	return a.exec(os.O_CREATE | os.O_TRUNC | os.O_WRONLY)
+}
+
+// exec starts a.bin with a.args, its output going to a.logPath opened with flag.
+func (a *agent) exec(flag int) error {
+	logFile, err := os.OpenFile(a.logPath, flag, 0o644)
 	if err != nil {
-		return fmt.Errorf("create %s's log file: %w", a.kind, err)
+		return fmt.Errorf("open %s's log file: %w", a.kind, err)
 	}
 	defer logFile.Close() // the child has its own descriptor
-	a.cmd = exec.Command(bin, args...)
-	a.cmd.Stdout, a.cmd.Stderr = logFile, logFile
+	cmd := exec.Command(a.bin, a.args...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
 	// Should the bench die without cleaning up, the agent does not outlive it.
-	a.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
-	if err := a.cmd.Start(); err != nil {
-		a.cmd = nil
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start %s: %w", a.kind, err)
 	}
-	a.exited = make(chan struct{})
-	go func() { a.waitErr = a.cmd.Wait(); close(a.exited) }()
+	exited := make(chan struct{})
+	a.mu.Lock()
+	a.cmd, a.exited, a.waitErr = cmd, exited, nil
+	a.mu.Unlock()
+	go func() {
+		err := cmd.Wait()
+		a.mu.Lock()
+		if a.cmd == cmd {
+			a.waitErr = err
+		}
+		a.mu.Unlock()
+		close(exited)
+	}()
 	return nil
 }
 
-func (a *agent) pid() int { return a.cmd.Process.Pid }
+// restart kills the agent with SIGKILL, as a crash would, waits for it to exit and starts it
+// again with the same arguments, appending to its log; it returns when the new process started.
+func (a *agent) restart() error {
+	a.mu.Lock()
+	cmd, exited := a.cmd, a.exited
+	a.mu.Unlock()
+	_ = cmd.Process.Kill()
+	<-exited
+	return a.exec(os.O_APPEND | os.O_WRONLY)
+}
+
+func (a *agent) pid() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.cmd.Process.Pid
+}
 
 func (a *agent) running() bool {
 	if a.cmd == nil {
@@ -197,6 +233,8 @@ func (a *agent) poll(ctx context.Context, period time.Duration, what string, con
 // kill sends SIGKILL: the guard's way to stop the agent at once when another one starts.
 func (a *agent) kill() {
 	a.killed.Store(true)
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	_ = a.cmd.Process.Kill() // a finished process is not signalled (os.Process uses a pidfd)
 }
 

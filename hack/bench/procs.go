@@ -90,8 +90,10 @@ func parseStatusKiB(status, key string) (uint64, error) {
 	return 0, fmt.Errorf("no %s line", key)
 }
 
-// memory is a process's resident set size: its peak (VmHWM) and current (VmRSS) values, KiB.
-type memory struct{ peakKiB, rssKiB uint64 }
+// memory is a process's resident set size: its peak (VmHWM) and current (VmRSS) values, and of
+// the current one the anonymous part (RssAnon: heap, stacks; the rest is mostly the pages of
+// its binary it has touched, clean and shared with the page cache), KiB.
+type memory struct{ peakKiB, rssKiB, anonKiB uint64 }
 
 func readMemory(pid int) (memory, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
@@ -103,6 +105,9 @@ func readMemory(pid int) (memory, error) {
 		return memory{}, fmt.Errorf("parse /proc/%d/status: %w", pid, err)
 	}
 	if m.rssKiB, err = parseStatusKiB(string(b), "VmRSS"); err != nil {
+		return memory{}, fmt.Errorf("parse /proc/%d/status: %w", pid, err)
+	}
+	if m.anonKiB, err = parseStatusKiB(string(b), "RssAnon"); err != nil {
 		return memory{}, fmt.Errorf("parse /proc/%d/status: %w", pid, err)
 	}
 	return m, nil

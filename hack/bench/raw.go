@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -20,8 +21,8 @@ const rawNamespace = "nodelet-bench"
 
 // rawResult is what one raw CRI floor run measured.
 type rawResult struct {
-	create   time.Duration // RunPodSandbox + CreateContainer + StartContainer of every pod, in turn
-	teardown time.Duration // StopContainer + StopPodSandbox + RemovePodSandbox of every pod, in turn
+	create   time.Duration // RunPodSandbox + CreateContainer + StartContainer of every pod, all at once
+	teardown time.Duration // StopContainer + StopPodSandbox + RemovePodSandbox of every pod, all at once
 }
 
 type rawPod struct {
@@ -30,8 +31,8 @@ type rawPod struct {
 	container string
 }
 
-// rawRun creates pods sleeper pods directly through CRI, one after the other, then stops and
-// removes them one after the other: the runtime's own cost, without nodelet. Whatever happens,
+// rawRun creates pods sleeper pods directly through CRI, all at once (one goroutine each), then
+// stops and removes them all at once: the runtime's own cost, without nodelet. Whatever happens,
 // what it created is removed before it returns.
 func (b *bench) rawRun(ctx context.Context, pods int) (res rawResult, err error) {
 	runID, runStart := randomHex(6), time.Now()
@@ -46,38 +47,49 @@ func (b *bench) rawRun(ctx context.Context, pods int) (res rawResult, err error)
 		}
 	}()
 
-	start := time.Now()
 	for i := 1; i <= pods; i++ {
-		p := &rawPod{uid: runID + fmt.Sprintf("-%04d", i)}
-		created = append(created, p)
+		created = append(created, &rawPod{uid: runID + fmt.Sprintf("-%04d", i)})
+	}
+	// Every pod in its own goroutine, as nodelet's and the kubelet's pod workers do: the same
+	// concurrency as the agents, so the floor is what the runtime allows them.
+	start := time.Now()
+	if err := forEachPod(ctx, created, func(ctx context.Context, i int, p *rawPod) error {
 		sbCfg := rawSandboxConfig(fmt.Sprintf("raw-%d", i), p.uid, runID, logRoot)
 		if err := os.MkdirAll(filepath.Join(sbCfg.LogDirectory, "main"), 0o755); err != nil {
-			return res, fmt.Errorf("create the log directory of raw pod %d: %w", i, err)
+			return fmt.Errorf("create the log directory of raw pod %d: %w", i, err)
 		}
-		if p.sandbox, err = b.cri.RunPodSandbox(ctx, sbCfg, ""); err != nil {
-			return res, fmt.Errorf("RunPodSandbox of raw pod %d: %w", i, err)
+		id, err := b.cri.RunPodSandbox(ctx, sbCfg, "")
+		if err != nil {
+			return fmt.Errorf("RunPodSandbox of raw pod %d: %w", i, err)
 		}
+		p.sandbox = id
 		if p.container, err = b.cri.CreateContainer(ctx, p.sandbox, rawContainerConfig(runID), sbCfg); err != nil {
-			return res, fmt.Errorf("CreateContainer of raw pod %d: %w", i, err)
+			return fmt.Errorf("CreateContainer of raw pod %d: %w", i, err)
 		}
 		if err := b.cri.StartContainer(ctx, p.container); err != nil {
-			return res, fmt.Errorf("StartContainer of raw pod %d: %w", i, err)
+			return fmt.Errorf("StartContainer of raw pod %d: %w", i, err)
 		}
+		return nil
+	}); err != nil {
+		return res, err
 	}
 	res.create = time.Since(start)
 
 	start = time.Now()
-	for i, p := range created {
+	if err := forEachPod(ctx, created, func(ctx context.Context, i int, p *rawPod) error {
 		if err := b.cri.StopContainer(ctx, p.container, 2); err != nil {
-			return res, fmt.Errorf("StopContainer of raw pod %d: %w", i+1, err)
+			return fmt.Errorf("StopContainer of raw pod %d: %w", i, err)
 		}
 		if err := b.cri.StopPodSandbox(ctx, p.sandbox); err != nil {
-			return res, fmt.Errorf("StopPodSandbox of raw pod %d: %w", i+1, err)
+			return fmt.Errorf("StopPodSandbox of raw pod %d: %w", i, err)
 		}
 		if err := b.cri.RemovePodSandbox(ctx, p.sandbox); err != nil {
-			return res, fmt.Errorf("RemovePodSandbox of raw pod %d: %w", i+1, err)
+			return fmt.Errorf("RemovePodSandbox of raw pod %d: %w", i, err)
 		}
 		p.sandbox = "" // removed
+		return nil
+	}); err != nil {
+		return res, err
 	}
 	res.teardown = time.Since(start)
 	return res, nil
@@ -168,4 +180,22 @@ func rawNamespaces() *runtimeapi.NamespaceOption {
 		Pid:     runtimeapi.NamespaceMode_CONTAINER,
 		Ipc:     runtimeapi.NamespaceMode_POD,
 	}
+}
+
+// forEachPod runs fn for every pod, each in its own goroutine, and returns the errors joined;
+// the first error cancels the others' context. Pods are numbered from 1.
+func forEachPod(ctx context.Context, pods []*rawPod, fn func(context.Context, int, *rawPod) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make([]error, len(pods))
+	var wg sync.WaitGroup
+	for i, p := range pods {
+		wg.Go(func() {
+			if errs[i] = fn(ctx, i+1, p); errs[i] != nil {
+				cancel()
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }

@@ -2,12 +2,13 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"time"
 )
 
 // makeBenchCommand is what the Makefile's bench target runs.
-const makeBenchCommand = "go run ./hack/bench --pods 1,30 --runs 3 --out docs/benchmarks.md"
+const makeBenchCommand = "go run ./hack/bench --pods 1,30 --scale 100 --runs 3 --out docs/benchmarks.md"
 
 // row is every run of one pod count.
 type row struct {
@@ -26,6 +27,8 @@ type report struct {
 	loadStart     string // 1-minute load averages at the start and the end
 	loadEnd       string
 	rows          []row
+	scale         scaleRuns
+	scaleSettings scaleSettings
 	waits         []*waitRecord
 	interruptions []string
 	notes         []string
@@ -178,12 +181,20 @@ func (r report) resultsSection() string {
 		order = "nodelet, kubelet, raw CRI floor"
 	}
 	b.WriteString(".\n\n")
-	b.WriteString("Burst start: N static pods written at once, until all are Running and Ready.\n\n")
+	b.WriteString("Summary: each measure's median over the runs and its worst run; \"met\" tells whether nodelet's worst run " +
+		"(\"median only\": its median) meets the goal of issue 7.\n\n")
+	b.WriteString(r.goalsTable())
+	b.WriteString("\nBurst start: N static pods written at once, until all are Running and Ready.\n\n")
 	b.WriteString(r.resultsTable())
 	b.WriteString("\nTeardown: the N manifests removed at once.\n\n")
 	b.WriteString(r.teardownTable())
 	fmt.Fprintf(&b, "\nEvery run (in this order: %s):\n\n", order)
 	b.WriteString(r.runsTable())
+	if len(r.scale.nodelet) > 0 {
+		fmt.Fprintf(&b, "\nEvery scale session (%d pods, in this order: status latency with %d pods, churn, burst, "+
+			"steady state over %v, restart, teardown):\n\n", r.scaleSettings.pods, r.scaleSettings.latencyPods, r.scaleSettings.steady)
+		b.WriteString(r.scaleRunsTable())
+	}
 	if len(r.waits) > 0 || len(r.interruptions) > 0 || len(r.notes) > 0 {
 		b.WriteString("\nDuring this measurement:\n\n")
 	}
@@ -202,6 +213,23 @@ func (r report) resultsSection() string {
 		fmt.Fprintf(&b, "- %s.\n", s)
 	}
 	return b.String()
+}
+
+// handWritten marks the start of the page's hand-written part (the profiles and what was
+// changed because of them), which the bench keeps when it rewrites the page.
+const handWritten = "<!-- Hand-written from here on: make bench keeps it when it rewrites the page. -->"
+
+// keepHandWritten returns the hand-written part of the page at path, from handWritten on, or
+// "" when there is none.
+func keepHandWritten(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	if i := strings.Index(string(b), handWritten); i >= 0 {
+		return "\n" + string(b[i:])
+	}
+	return ""
 }
 
 // markdown is the whole results page.
@@ -255,13 +283,47 @@ static pods have their own names and UIDs.
   once a minute, so the two columns do not measure the same thing. "teardown CPU s" is the
   agent's CPU time meanwhile. The agent is then stopped with SIGTERM, and the bench removes
   whatever is left through CRI.
-- **raw CRI floor** — the same N pods created by the bench itself through ~internal/cri~:
-  RunPodSandbox, CreateContainer and StartContainer for one pod after the other, timed until
-  the last StartContainer returns; then StopContainer (2 s), StopPodSandbox and
-  RemovePodSandbox for one pod after the other. The sandboxes and containers have the same
-  image, command, namespaces, cgroup parent and log directory as nodelet's. This is what the
-  runtime costs a client that does nothing else: no status reads, no readiness, no volumes, no
-  managed ~/etc/hosts~.
+- **raw CRI floor** — the same N pods created by the bench itself through ~internal/cri~,
+  with the agents' concurrency: one goroutine per pod runs RunPodSandbox, CreateContainer and
+  StartContainer, all pods at once, timed until the last StartContainer returns; then, again
+  all at once, StopContainer (2 s), StopPodSandbox and RemovePodSandbox. The sandboxes and
+  containers have the same image, command, namespaces, cgroup parent and log directory as
+  nodelet's. This is what the runtime costs a client that does nothing else: no status reads,
+  no readiness, no volumes, no managed ~/etc/hosts~.
+
+### The scale session
+
+After the burst runs, each run starts a fresh agent once more (quiet first, as above) and
+measures, in this order:
+
+1. **status latency** — 20 pods with ~restartPolicy: Never~ are started; then, one after the
+   other, the bench kills the container's process with SIGKILL (its PID from containerd's
+   verbose ~ContainerStatus~) and reads ~/pods~ every 5 ms until it shows the container
+   Terminated: the latency, reported as p50 and p99 of the 20. The bench also follows the
+   runtime's CRI event stream (containerd 2 sends every event to every subscriber) and notes
+   when containerd announced ~CONTAINER_STOPPED_EVENT~: the runtime's part, which no agent can
+   beat — until then, ~ContainerStatus~ says the container runs. The agent's part is the
+   difference, per container. The pods are then removed.
+2. **churn** — 100 pods created at 5 a second (one manifest put in place every 200 ms), then
+   deleted at 5 a second, the first deletion 200 ms after the last creation (each pod lives
+   about 20 s): the shape of the upstream node-throughput test. The churn ends when ~/pods~
+   is empty and the runtime has no sandbox of the node left — for the kubelet, once its
+   container GC (every minute) has removed them, so that what it holds for dead pods is
+   released before "after" is read. RSS before is read just before the first creation; RSS
+   after once the agent is quiet again.
+3. **burst** — 100 pods written at once, until all are Running and Ready (with per-pod
+   times, as for the burst runs).
+4. **steady state** — the agent is left alone for 60 s with the 100 pods running, no ~/pods~
+   read: its CPU seconds over the window and its RSS at the end (and the anonymous part of
+   it, ~RssAnon~: heap and stacks; the rest is mostly pages of the agent's own binary it has
+   touched, clean and shared with the page cache).
+5. **restart** — the bench kills the agent with SIGKILL and starts it again at once with the
+   same flags, directories and node name; "every status current after" is the time from the
+   new process's start until ~/pods~ shows all 100 pods Running and Ready, each with the
+   container ID that ran before the kill. Once the agent is quiet, the bench counts the
+   node's containers and sandboxes the runtime has that it did not have before the kill:
+   containers restarted (or duplicated) and sandboxes recreated.
+6. **teardown** of the 100 pods, as above.
 
 ## How the upstream kubelet runs
 
@@ -305,14 +367,11 @@ shared mount) is unmounted; its cgroup root is removed with everything below.
 
 - No threshold is asserted anywhere: the bench reports numbers, it passes or fails nothing.
   It exits non-zero only when a run cannot be completed.
-- The raw floor is sequential, one client call after the other; the agents work on pods in
-  parallel, so with many pods they can come close to, or under, the floor's times. The floor is
-  a reference point, not a strict lower bound.
+- The raw floor has the agents' concurrency but none of their work: it is a reference point,
+  not a strict lower bound (the runtime's own scheduling varies from run to run).
 - containerd, shim and runc CPU and memory are not in the agents' columns (they are part of
   every wall-time measurement).
-- Not yet compared with the kubelet: status latency (a container's state change until the
-  agent reports it), steady state with 100 pods, an agent restart with running pods, and pod
-  churn. Image pulls, probes, restarts, volumes and cluster mode (an API server) are not
+- Image pulls, probes, container restarts, volumes and cluster mode (an API server) are not
   exercised.
 - The machine is shared: before each run the bench waits until no other agent (nodelet,
   kubelet, or e2e test binary, which starts one nodelet after the other) has used the runtime

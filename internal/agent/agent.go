@@ -44,6 +44,9 @@ type Config struct {
 	RuntimeEndpoint string
 	// ReadOnlyAddress is where the read-only API listens ("" disables it).
 	ReadOnlyAddress string
+	// Profiling serves Go's profiles under /debug/pprof/ (enableProfilingHandler) on the kubelet
+	// API, and on the read-only API when it listens on loopback.
+	Profiling bool
 	// StaticPodPath is a manifest directory or file; empty disables the file source.
 	StaticPodPath      string
 	FileCheckFrequency time.Duration
@@ -169,7 +172,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 			"/metrics/resource": metrics.Handler(resourceMetrics)},
 		Streams: &server.Streams{Targets: targets, Streaming: targets, Runner: targets, RunningPods: targets}}
 	if cfg.ReadOnlyAddress != "" {
-		srv, err := server.New(server.Config{Address: cfg.ReadOnlyAddress, Clock: deps.Clock}, serverDeps)
+		srv, err := server.New(server.Config{Address: cfg.ReadOnlyAddress, Clock: deps.Clock, Profiling: cfg.Profiling}, serverDeps)
 		if err != nil {
 			return err
 		}

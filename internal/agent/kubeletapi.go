@@ -42,7 +42,7 @@ func (c *cluster) startKubeletAPI(ctx context.Context, g *group, cfg Config, dep
 			return err
 		}
 	}
-	srv, err := server.New(server.Config{Address: api.Address, Clock: deps.Clock, Secure: &server.Secure{
+	srv, err := server.New(server.Config{Address: api.Address, Clock: deps.Clock, Profiling: cfg.Profiling, Secure: &server.Secure{
 		CertFile: certFile, KeyFile: keyFile,
 		Filter: func(h http.Handler) http.Handler {
 			return kubeletauth.Filter(cfg.NodeName, auth.Authenticator, auth.Authorizer, h)

@@ -60,6 +60,7 @@ var implementedFields = []string{
 	"address",
 	"port",
 	"readOnlyPort",
+	"enableProfilingHandler",
 
 	// Logging: applied to klog by Load.
 	"logging.verbosity",

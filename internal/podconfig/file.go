@@ -190,8 +190,16 @@ func (s *fileSource) paths() ([]string, error) {
 	return out, nil
 }
 
-// read returns the pods of one file, parsing it only when its fingerprint changed.
+// read returns the pods of one file, reading and parsing it only when its fingerprint changed
+// (a directory of N manifests is listed on every change of one of them: reading them all each
+// time made a burst of N new files cost N² reads).
 func (s *fileSource) read(path string) []*v1.Pod {
+	st, err := os.Stat(path)
+	if err == nil {
+		if e, ok := s.entries[path]; ok && e.fp == fingerprint(st) {
+			return e.pods
+		}
+	}
 	fp, data, err := readManifest(path)
 	if e, ok := s.entries[path]; ok && e.fp == fp {
 		return e.pods

@@ -114,7 +114,9 @@ func (p *PodWorkers) apply(uid types.UID, w *worker, pod *v1.Pod, decide func(po
 	before := w.status.workType()
 	var d decision
 	w.status, d = decide(w.status)
-	klog.V(4).InfoS(d.why, "pod", klog.KObj(pod), "podUID", uid, "updateType", updateType, "workType", w.status.workType())
+	if v := klog.V(4); v.Enabled() { // the arguments alone cost 4 allocations per update
+		v.InfoS(d.why, "pod", klog.KObj(pod), "podUID", uid, "updateType", updateType, "workType", w.status.workType())
+	}
 	if after := w.status.workType(); after != before {
 		klog.V(2).InfoS("Pod worker state changed", "pod", klog.KObj(pod), "podUID", uid, "from", before, "to", after,
 			"gracePeriod", w.status.gracePeriod)

@@ -12,6 +12,8 @@
 //	GET /events[?namespace=&pod=]                      events.go
 //	GET /metrics, /metrics/probes, /metrics/resource   Deps.Metrics (internal/metrics, internal/stats)
 //	GET /stats/summary                                 summary.go
+//	GET /debug/pprof/...                               profiling.go (Config.Profiling; on the
+//	                                                   read-only API only when on loopback)
 //
 // and on the kubelet API only (upstream's debugging handlers):
 //

@@ -49,6 +49,10 @@ type Config struct {
 	// authenticated and authorized by Secure.Filter; container logs and events are then served
 	// on any address. Nil: the read-only API (plain HTTP, no authentication).
 	Secure *Secure
+	// Profiling serves Go's profiles under /debug/pprof/ (enableProfilingHandler): on the kubelet
+	// API, as upstream; on the read-only API only when it is bound to loopback (upstream's
+	// read-only port has no profiles; a standalone node has no kubelet API to serve them).
+	Profiling bool
 }
 
 // Secure is the kubelet API's TLS and access control.
@@ -146,6 +150,9 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	}
 	if cfg.Secure != nil && deps.Streams != nil {
 		installStreams(mux, deps.Streams)
+	}
+	if cfg.Profiling && loopback {
+		installProfiling(mux)
 	}
 	if cfg.Secure == nil {
 		return &Server{address: cfg.Address, handler: mux, what: "the read-only API"}, nil
