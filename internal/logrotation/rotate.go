@@ -24,6 +24,11 @@ func (m *Manager) checkContainer(ctx context.Context, id string, labels map[stri
 	unlock := m.locks.lock(id)
 	defer unlock()
 
+	if path, ok := m.knownPath(id); ok {
+		if info, err := os.Stat(path); err == nil && info.Size() < m.cfg.MaxSize {
+			return // below the rotation size: nothing to ask the runtime
+		}
+	}
 	resp, err := m.runtime.ContainerStatus(ctx, id, false)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -49,6 +54,7 @@ func (m *Manager) checkContainer(ctx context.Context, id string, labels map[stri
 		klog.ErrorS(nil, "Container log path is not absolute; not rotating it, check the container runtime", logKeys(id, labels, "path", path)...)
 		return
 	}
+	m.rememberPath(id, path)
 
 	info, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
