@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -44,6 +45,7 @@ func (f *fakeWorkers) take() string {
 }
 
 type fakeCleaner struct {
+	mu      sync.Mutex // housekeeping removes pods concurrently
 	pods    []*container.Pod
 	removed []types.UID
 	err     error
@@ -56,7 +58,10 @@ var _ Cleaner = (*fakeCleaner)(nil)
 
 func (f *fakeCleaner) GetPods(context.Context) ([]*container.Pod, error) { return f.pods, f.err }
 func (f *fakeCleaner) RemovePodByUID(_ context.Context, uid types.UID) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.removed = append(f.removed, uid)
+	slices.Sort(f.removed) // in any order
 	return nil
 }
 
@@ -70,7 +75,10 @@ var _ OrphanDirs = (*fakeDirs)(nil)
 func (f *fakeDirs) PodDirs() ([]types.UID, error) { return f.dirs, nil }
 func (f *fakeDirs) TearDown(uid types.UID) error  { f.tornDown = append(f.tornDown, uid); return nil }
 
-type fakeForget struct{ forgotten []types.UID }
+type fakeForget struct {
+	mu        sync.Mutex
+	forgotten []types.UID
+}
 
 type fakeProbes struct{ calls []string }
 
@@ -79,7 +87,12 @@ var _ Probes = (*fakeProbes)(nil)
 func (f *fakeProbes) AddPod(p *v1.Pod)    { f.calls = append(f.calls, "add "+string(p.UID)) }
 func (f *fakeProbes) RemovePod(p *v1.Pod) { f.calls = append(f.calls, "remove "+string(p.UID)) }
 
-func (f *fakeForget) Forget(uid types.UID) { f.forgotten = append(f.forgotten, uid) }
+func (f *fakeForget) Forget(uid types.UID) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.forgotten = append(f.forgotten, uid)
+	slices.Sort(f.forgotten) // housekeeping removes pods concurrently
+}
 
 func tpod(name, uid string) *v1.Pod {
 	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID(uid)}}
@@ -162,7 +175,7 @@ func TestHousekeeping(t *testing.T) {
 	if got := fmt.Sprint(dirs.tornDown); got != "[orphan-dir]" {
 		t.Errorf("tore down %s, want only the orphaned directory", got)
 	}
-	if got := fmt.Sprint(f.forgotten); got != "[done stranger orphan-dir]" {
+	if got := fmt.Sprint(f.forgotten); got != "[done orphan-dir stranger]" {
 		t.Errorf("forgot %s", got)
 	}
 	if c.gcs != 1 {
