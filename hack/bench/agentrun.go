@@ -120,14 +120,9 @@ func (b *bench) agentRun(ctx context.Context, g *guard, kind agentKind, pods int
 	}
 	res.steadyCPU = (cpu2 - cpu1) / time.Since(t1).Seconds()
 
-	start = time.Now()
-	if err := a.removeManifests(names); err != nil {
+	if res.teardown, err = a.teardown(ctx, b, names); err != nil {
 		return res, err
 	}
-	if err := a.waitGone(ctx, b); err != nil {
-		return res, err
-	}
-	res.teardown = time.Since(start)
 	cpu3, err := cpuSeconds(pid, b.hz)
 	if err != nil {
 		return res, err

@@ -143,14 +143,9 @@ func (b *bench) scaleRun(ctx context.Context, g *guard, kind agentKind, s scaleS
 		return res, fmt.Errorf("restart with %d pods: %w", s.pods, err)
 	}
 
-	start = time.Now()
-	if err := a.removeManifests(names); err != nil {
+	if res.teardown, err = a.teardown(ctx, b, names); err != nil {
 		return res, err
 	}
-	if err := a.waitGone(ctx, b); err != nil {
-		return res, err
-	}
-	res.teardown = time.Since(start)
 	if err := a.stop(stopTimeout); err != nil {
 		return res, fmt.Errorf("stop %s %s: %w", kind, a.name, err)
 	}
@@ -228,6 +223,19 @@ func (a *agent) putInPlace(names []string) error {
 		}
 	}
 	return nil
+}
+
+// teardown removes the manifests and returns how long the agent took to remove the pods
+// (waitGone).
+func (a *agent) teardown(ctx context.Context, b *bench, names []string) (time.Duration, error) {
+	start := time.Now()
+	if err := a.removeManifests(names); err != nil {
+		return 0, err
+	}
+	if err := a.waitGone(ctx, b); err != nil {
+		return 0, err
+	}
+	return time.Since(start), nil
 }
 
 // removeManifests removes manifests from the manifest directory, in order.

@@ -72,10 +72,7 @@ func (a *agent) statusLatency(ctx context.Context, b *bench, n int) (latency, fl
 		}
 		floor = append(floor, at.Sub(start))
 	}
-	if err := a.removeManifests(names); err != nil {
-		return nil, nil, err
-	}
-	if err := a.waitGone(ctx, b); err != nil {
+	if _, err := a.teardown(ctx, b, names); err != nil {
 		return nil, nil, err
 	}
 	return latency, floor, nil
