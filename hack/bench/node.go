@@ -285,13 +285,19 @@ func nodeSandboxes(ctx context.Context, c *cri.Client, name string) ([]*runtimea
 	if err != nil {
 		return nil, fmt.Errorf("list pod sandboxes: %w", err)
 	}
-	var out []*runtimeapi.PodSandbox
-	for _, s := range all {
-		if strings.HasSuffix(s.Labels[container.PodNameLabel], "-"+name) {
-			out = append(out, s)
+	return ofNode(all, name, (*runtimeapi.PodSandbox).GetLabels), nil
+}
+
+// ofNode keeps the sandboxes or containers of the pods of node name: static pod names end in
+// -<node name>.
+func ofNode[T any](all []T, name string, labels func(T) map[string]string) []T {
+	var out []T
+	for _, x := range all {
+		if strings.HasSuffix(labels(x)[container.PodNameLabel], "-"+name) {
+			out = append(out, x)
 		}
 	}
-	return out, nil
+	return out
 }
 
 // mountsUnder lists the mount points at or under dir, innermost first (none when dir does not

@@ -253,13 +253,7 @@ func nodeContainers(ctx context.Context, b *bench, name string) ([]*runtimeapi.C
 	if err != nil {
 		return nil, fmt.Errorf("list containers: %w", err)
 	}
-	var out []*runtimeapi.Container
-	for _, c := range all {
-		if strings.HasSuffix(c.Labels[container.PodNameLabel], "-"+name) {
-			out = append(out, c)
-		}
-	}
-	return out, nil
+	return ofNode(all, name, (*runtimeapi.Container).GetLabels), nil
 }
 
 // newIDs returns the IDs in after that are not in before.

@@ -194,13 +194,10 @@ func (s *fileSource) paths() ([]string, error) {
 // (a directory of N manifests is listed on every change of one of them: reading them all each
 // time made a burst of N new files cost N² reads).
 func (s *fileSource) read(path string) []*v1.Pod {
-	st, err := os.Stat(path)
-	if err == nil {
-		if e, ok := s.entries[path]; ok && e.fp == fingerprint(st) {
-			return e.pods
-		}
-	}
-	fp, data, err := readManifest(path)
+	fp, data, err := readManifest(path, func(fp string) bool {
+		e, ok := s.entries[path]
+		return ok && e.fp == fp
+	})
 	if e, ok := s.entries[path]; ok && e.fp == fp {
 		return e.pods
 	}
@@ -247,13 +244,17 @@ func (s *fileSource) forgetExcept(paths []string) {
 
 // readManifest stats and reads a manifest. The fingerprint changes whenever the file does
 // (inode, size, modification and change times), or names the error that prevented reading it.
-// Files over MaxManifestBytes are refused without being read.
-func readManifest(path string) (fp string, data []byte, err error) {
+// A file whose fingerprint is known (known returns true) is not read, and neither are files
+// over MaxManifestBytes.
+func readManifest(path string, known func(fp string) bool) (fp string, data []byte, err error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return "err:" + err.Error(), nil, fmt.Errorf("stat manifest: %w", err)
 	}
 	fp = fingerprint(st)
+	if known(fp) {
+		return fp, nil, nil
+	}
 	switch {
 	case st.IsDir():
 		return fp, nil, errors.New("is a directory; manifest directories are not recursed into")
