@@ -160,6 +160,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		recorder.api = cl.events
 		desired = registeringDesired{Manager: pods, objects: cl.objects}
 		g.start("api objects", func() error { cl.objects.Run(ctx); return nil })
+		g.start("services", func() error { cl.services.Run(ctx); return nil })
 		cl.startAPISource(ctx, &g, cfg, deps, mux)
 	}
 	km, probeMetrics := metrics.New(deps.Clock), metrics.NewProbes()
@@ -218,11 +219,12 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	g.start("container log rotation", func() error { logs.Run(ctx); return nil })
 
 	volCfg := volumes.Config{RootDir: cfg.RootDir, ClusterDomain: cfg.ClusterDomain, Clock: deps.Clock,
-		NodeAllocatableMemory: facts.memoryCapacity, NodeAllocatable: facts.allocatable, SubPathEnv: subPathEnv(facts, nil)}
+		NodeAllocatableMemory: facts.memoryCapacity, NodeAllocatable: facts.allocatable, SubPathEnv: subPathEnv(facts, nil, nil)}
 	rtDeps := runtime.Deps{Sandboxes: client, Containers: client, Reader: client, Images: client,
 		Recorder: recorder, Clock: deps.Clock, Hooks: lifecycle.New(deps.Clock, client), Logs: logs}
 	if cl != nil {
-		volCfg.Objects, volCfg.SubPathEnv, rtDeps.Objects = cl.objects, subPathEnv(facts, cl.objects), cl.objects
+		volCfg.Objects, volCfg.SubPathEnv = cl.objects, subPathEnv(facts, cl.objects, cl.services)
+		rtDeps.Objects, rtDeps.Services = cl.objects, cl.services
 	}
 	vols := volumes.New(volCfg, volumes.NewSystemMounter())
 	rtDeps.Volumes = vols
@@ -232,7 +234,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		ClusterDNS: criconfig.ClusterDNS{Servers: cfg.ClusterDNS, Domain: cfg.ClusterDomain},
 		HostResolv: criconfig.ParseResolvConf(resolv), HostIPs: facts.hostIPs,
 		MemoryCapacity: facts.memoryCapacity, Allocatable: facts.allocatable, SerializeImagePulls: cfg.SerializeImagePulls,
-		CgroupFSRoot: "/sys/fs/cgroup",
+		CgroupFSRoot: "/sys/fs/cgroup", Runtime: client.Version(),
 	}, rtDeps)
 	if err != nil {
 		return err

@@ -53,6 +53,7 @@ type cluster struct {
 	events     record.EventRecorder
 	stopEvents func()
 	objects    *apiobjects.Manager
+	services   *apiobjects.Services
 	mirrors    *mirrorpods.Manager
 	// node is set once the runtime answered (startNodeStatus); other goroutines read it.
 	node atomic.Pointer[nodestatus.Manager]
@@ -77,6 +78,9 @@ func newCluster(cfg Config, deps Deps, desired *podmanager.Manager, queue enqueu
 		}
 	}})
 	if err != nil {
+		return nil, err
+	}
+	if c.services, err = apiobjects.NewServices(client, deps.Clock); err != nil {
 		return nil, err
 	}
 	c.mirrors, err = mirrorpods.New(mirrorpods.Config{NodeName: cfg.NodeName, OnChange: func(fullNames []string) {

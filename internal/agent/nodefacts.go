@@ -12,6 +12,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/nodelet/nodelet/internal/runtime"
 	"github.com/nodelet/nodelet/internal/runtime/criconfig"
 )
 
@@ -87,10 +88,14 @@ func memTotal(path string) (int64, error) {
 }
 
 // subPathEnv resolves a container's environment for subPathExpr, as upstream does.
-func subPathEnv(facts nodeFacts, objects criconfig.Objects) func(pod *v1.Pod, c *v1.Container, podIPs []string) (func(string) (string, bool), error) {
+func subPathEnv(facts nodeFacts, objects criconfig.Objects, services runtime.ServiceLister) func(pod *v1.Pod, c *v1.Container, podIPs []string) (func(string) (string, bool), error) {
 	return func(pod *v1.Pod, c *v1.Container, podIPs []string) (func(string) (string, bool), error) {
+		serviceEnv, err := runtime.ServiceEnv(pod, services)
+		if err != nil {
+			return nil, err
+		}
 		env, err := criconfig.Env(pod, c, criconfig.PodIdentity{NodeName: pod.Spec.NodeName, PodIPs: podIPs,
-			HostIPs: facts.hostIPs, Allocatable: facts.allocatable, Objects: objects})
+			HostIPs: facts.hostIPs, Allocatable: facts.allocatable, Objects: objects, ServiceEnv: serviceEnv})
 		if err != nil {
 			return nil, err
 		}

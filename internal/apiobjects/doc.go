@@ -18,5 +18,9 @@
 // account, audiences, expiration and pod, and requested again once older than 80% of their
 // lifetime or 24 hours, as upstream.
 //
-// Reading order: manager.go, objects.go (per-object reflectors), references.go, tokens.go.
+// Services (services.go) lists and watches the cluster's Services with a cluster IP in every
+// namespace (nodes may), for the pods' service environment variables.
+//
+// Reading order: manager.go, objects.go (per-object reflectors), references.go, tokens.go,
+// services.go.
 package apiobjects

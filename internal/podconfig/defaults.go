@@ -156,6 +156,13 @@ func defaultVolume(v *v1.Volume) {
 		v.VolumeSource = v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}
 	}
 	vs := &v.VolumeSource
+	if vs.Image != nil && vs.Image.PullPolicy == "" { // as a container's image
+		if imageTag(vs.Image.Reference) == "latest" {
+			vs.Image.PullPolicy = v1.PullAlways
+		} else {
+			vs.Image.PullPolicy = v1.PullIfNotPresent
+		}
+	}
 	if vs.HostPath != nil && vs.HostPath.Type == nil {
 		vs.HostPath.Type = ptr.To(v1.HostPathUnset)
 	}

@@ -107,6 +107,14 @@ func validateVolumes(vols []v1.Volume, p *field.Path) (sets.Set[string], field.E
 		if hp := v.HostPath; hp != nil && (hp.Path == "" || !strings.HasPrefix(hp.Path, "/")) {
 			errs = append(errs, field.Invalid(vp.Child("hostPath", "path"), hp.Path, "must be an absolute path"))
 		}
+		if im := v.Image; im != nil { // as upstream's validateImageVolumeSource
+			if im.Reference == "" {
+				errs = append(errs, field.Required(vp.Child("image", "reference"), ""))
+			} else if strings.TrimSpace(im.Reference) != im.Reference {
+				errs = append(errs, field.Invalid(vp.Child("image", "reference"), im.Reference, "must not have leading or trailing whitespace"))
+			}
+			errs = append(errs, oneOf(vp.Child("image", "pullPolicy"), string(im.PullPolicy), "Always", "IfNotPresent", "Never")...)
+		}
 		if ed := v.EmptyDir; ed != nil {
 			errs = append(errs, oneOf(vp.Child("emptyDir", "medium"), string(ed.Medium), "", "Memory", "HugePages")...)
 			if ed.SizeLimit != nil && ed.SizeLimit.Sign() < 0 {

@@ -31,9 +31,35 @@ func backOffKey(pod *v1.Pod, c *v1.Container) string {
 	return fmt.Sprintf("%s_%s_%s_%s_%x", pod.Name, pod.Namespace, pod.UID, c.Name, container.HashContainer(c))
 }
 
+// startSpec is what to start: a regular or init container, or an ephemeral container (whose
+// common part c is), with the name of the container whose process namespace it targets.
+type startSpec struct {
+	c      *v1.Container
+	target string // targetContainerName of an ephemeral container
+}
+
+func regular(c *v1.Container) startSpec { return startSpec{c: c} }
+
+func ephemeral(ec *v1.EphemeralContainer) startSpec {
+	return startSpec{c: (*v1.Container)(&ec.EphemeralContainerCommon), target: ec.TargetContainerName}
+}
+
+// targetID is upstream's getTargetID: the runtime ID of the container an ephemeral container
+// targets ("" for none), which must exist.
+func (s startSpec) targetID(ps *container.PodStatus) (string, error) {
+	if s.target == "" {
+		return "", nil
+	}
+	cs := ps.FindContainerStatusByName(s.target)
+	if cs == nil {
+		return "", fmt.Errorf("unable to find target container %v", s.target)
+	}
+	return cs.ID, nil
+}
+
 // startContainer runs upstream's startContainer: back-off check, image, config, create, start.
-func (m *Manager) startContainer(ctx context.Context, pc *podContext, c *v1.Container) error {
-	pod := pc.pod
+func (m *Manager) startContainer(ctx context.Context, pc *podContext, spec startSpec) error {
+	pod, c := pc.pod, spec.c
 	restartCount := 0
 	if last := pc.status.FindContainerStatusByName(c.Name); last != nil {
 		restartCount = last.RestartCount + 1
@@ -60,14 +86,27 @@ func (m *Manager) startContainer(ctx context.Context, pc *podContext, c *v1.Cont
 	if err := criconfig.VerifyRunAsNonRoot(pod, c, imageUID, img.GetUsername()); err != nil {
 		return m.configError(pod, c, err)
 	}
-	mounts, err := m.deps.Volumes.Mounts(pod, c, pc.volumePaths, restartCount, pc.podIPs)
+	targetID, err := spec.targetID(pc.status)
+	if err != nil {
+		return m.configError(pod, c, err)
+	}
+	images, err := m.imageVolumes(ctx, pc, c)
+	if err != nil {
+		return err
+	}
+	mounts, err := m.deps.Volumes.Mounts(pod, c, pc.volumePaths, images, restartCount, pc.podIPs)
+	if err != nil {
+		return m.configError(pod, c, err)
+	}
+	serviceEnv, err := ServiceEnv(pod, m.deps.Services)
 	if err != nil {
 		return m.configError(pod, c, err)
 	}
 	cfg, err := criconfig.Container(pod, c, criconfig.ContainerOptions{
 		RestartCount: restartCount, QOS: status.QOSClass(pod), MemoryCapacity: m.cfg.MemoryCapacity, Mounts: mounts,
+		TargetID: targetID,
 		Identity: criconfig.PodIdentity{NodeName: m.cfg.NodeName, PodIPs: pc.podIPs, HostIPs: m.cfg.HostIPs,
-			Allocatable: m.cfg.Allocatable, Objects: m.deps.Objects},
+			Allocatable: m.cfg.Allocatable, Objects: m.deps.Objects, ServiceEnv: serviceEnv},
 	})
 	if err != nil {
 		return m.configError(pod, c, err)

@@ -53,6 +53,7 @@ type mountCall struct {
 	container    string
 	restartCount int
 	podIPs       []string
+	images       map[string]*runtimeapi.ImageSpec
 }
 
 func (f *fakeVolumes) SetUp(*v1.Pod) (map[string]string, error) {
@@ -65,10 +66,10 @@ func (f *fakeVolumes) SetUp(*v1.Pod) (map[string]string, error) {
 	return map[string]string{"data": "/var/lib/nodelet/pods/data"}, nil
 }
 
-func (f *fakeVolumes) Mounts(_ *v1.Pod, c *v1.Container, _ map[string]string, restartCount int, podIPs []string) ([]*runtimeapi.Mount, error) {
+func (f *fakeVolumes) Mounts(_ *v1.Pod, c *v1.Container, _ map[string]string, images map[string]*runtimeapi.ImageSpec, restartCount int, podIPs []string) ([]*runtimeapi.Mount, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.mounts = append(f.mounts, mountCall{container: c.Name, restartCount: restartCount, podIPs: podIPs})
+	f.mounts = append(f.mounts, mountCall{container: c.Name, restartCount: restartCount, podIPs: podIPs, images: images})
 	if f.mountsErr != nil {
 		return nil, f.mountsErr
 	}

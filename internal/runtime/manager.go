@@ -56,7 +56,7 @@ type APIObjects interface {
 // Volumes prepares a pod's volumes and a container's mounts.
 type Volumes interface {
 	SetUp(pod *v1.Pod) (map[string]string, error)
-	Mounts(pod *v1.Pod, c *v1.Container, volumePaths map[string]string, restartCount int, podIPs []string) ([]*runtimeapi.Mount, error)
+	Mounts(pod *v1.Pod, c *v1.Container, volumePaths map[string]string, images map[string]*runtimeapi.ImageSpec, restartCount int, podIPs []string) ([]*runtimeapi.Mount, error)
 	ReadTerminationMessage(podUID types.UID, container string, restartCount int) (string, error)
 	TearDown(podUID types.UID) error
 }
@@ -89,6 +89,9 @@ type Config struct {
 	// CgroupFSRoot is where the cgroup hierarchies are mounted (/sys/fs/cgroup); the pod's
 	// cgroup directories are removed with the pod. Empty leaves them alone.
 	CgroupFSRoot string
+	// Runtime is the runtime's name and version (CRI Version), for what it can do: image
+	// volumes need containerd 2.1 or CRI-O 1.31.
+	Runtime *runtimeapi.VersionResponse
 }
 
 // Deps are the manager's collaborators.
@@ -110,6 +113,9 @@ type Deps struct {
 	// Logs removes a container's rotated log files before the container is removed (the
 	// log rotation manager). Optional.
 	Logs LogCleaner
+	// Services gives the service environment variables (KUBERNETES_SERVICE_HOST...). Optional:
+	// without it (standalone mode) containers get none, as upstream.
+	Services ServiceLister
 }
 
 // LogCleaner removes the rotated logs of a container about to be removed.

@@ -123,7 +123,7 @@ type fbVolumes struct {
 
 func (f *fbVolumes) SetUp(*v1.Pod) (map[string]string, error) { return nil, errFbNotImplemented }
 
-func (f *fbVolumes) Mounts(*v1.Pod, *v1.Container, map[string]string, int, []string) ([]*runtimeapi.Mount, error) {
+func (f *fbVolumes) Mounts(*v1.Pod, *v1.Container, map[string]string, map[string]*runtimeapi.ImageSpec, int, []string) ([]*runtimeapi.Mount, error) {
 	return nil, errFbNotImplemented
 }
 

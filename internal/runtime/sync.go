@@ -78,16 +78,24 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, ps *container.PodSta
 			res.Err = err
 			return res
 		}
-	} else if len(p.InitContainersToStart)+len(p.ContainersToStart) > 0 {
+	} else if len(p.EphemeralContainersToStart)+len(p.InitContainersToStart)+len(p.ContainersToStart) > 0 {
 		if pc.sandboxCfg, err = m.sandboxConfig(pod, p.Attempt); err != nil {
 			res.Err = err
 			return res
 		}
 	}
 
+	// As upstream, ephemeral containers start before init containers, so that one can debug a
+	// pod whose init container fails; they never restart (the plan starts them only once).
+	for _, i := range p.EphemeralContainersToStart {
+		spec := ephemeral(&pod.Spec.EphemeralContainers[i])
+		if err := m.startContainer(ctx, pc, spec); err != nil {
+			m.noteStartError(pod, spec.c, err, &res)
+		}
+	}
 	for _, i := range p.InitContainersToStart {
 		c := &pod.Spec.InitContainers[i]
-		if err := m.startContainer(ctx, pc, c); err != nil {
+		if err := m.startContainer(ctx, pc, regular(c)); err != nil {
 			m.noteStartError(pod, c, err, &res)
 			if !status.IsRestartableInitContainer(c) {
 				return res // a regular init container blocks everything after it
@@ -96,7 +104,7 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, ps *container.PodSta
 	}
 	for _, i := range p.ContainersToStart {
 		c := &pod.Spec.Containers[i]
-		if err := m.startContainer(ctx, pc, c); err != nil {
+		if err := m.startContainer(ctx, pc, regular(c)); err != nil {
 			m.noteStartError(pod, c, err, &res)
 		}
 	}

@@ -360,7 +360,7 @@ func TestAPIVolumesMountReadOnly(t *testing.T) {
 	if fi, err := os.Stat(filepath.Join(paths["cfg"], "scratch")); err != nil || !fi.IsDir() {
 		t.Fatalf("nested mount point: %v", err)
 	}
-	mounts, err := m.Mounts(pod, &pod.Spec.Containers[0], paths, 0, nil)
+	mounts, err := m.Mounts(pod, &pod.Spec.Containers[0], paths, nil, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package volumes
 import (
 	"fmt"
 	"path/filepath"
+	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -20,8 +21,12 @@ import (
 //   - the termination message file at terminationMessagePath, created empty with mode 0666
 //     at TerminationMessagePath(pod, container, restartCount).
 //
+// A volumeMount of an image volume mounts the image the runtime pulled (images, by volume
+// name: the runtime mounts it read-only, with subPath as the image's sub-path).
+//
 // Errors name the container and the volumeMount.
-func (m *Manager) Mounts(pod *v1.Pod, c *v1.Container, volumePaths map[string]string, restartCount int, podIPs []string) ([]*runtimeapi.Mount, error) {
+func (m *Manager) Mounts(pod *v1.Pod, c *v1.Container, volumePaths map[string]string, images map[string]*runtimeapi.ImageSpec,
+	restartCount int, podIPs []string) ([]*runtimeapi.Mount, error) {
 	if err := checkName("pod UID", string(pod.UID)); err != nil {
 		return nil, err
 	}
@@ -50,9 +55,6 @@ func (m *Manager) Mounts(pod *v1.Pod, c *v1.Container, volumePaths map[string]st
 			mountHosts = false
 		}
 		hostPath, ok := volumePaths[vm.Name]
-		if !ok {
-			return nil, fmt.Errorf("cannot find volume %q to mount into container %q", vm.Name, c.Name)
-		}
 		subPath := vm.SubPath
 		if vm.SubPathExpr != "" {
 			if env == nil {
@@ -66,12 +68,6 @@ func (m *Manager) Mounts(pod *v1.Pod, c *v1.Container, volumePaths map[string]st
 				return fail(fmt.Errorf("subPathExpr %q: %w", vm.SubPathExpr, err))
 			}
 		}
-		if subPath != "" {
-			var err error
-			if hostPath, err = joinSubPath(hostPath, subPath); err != nil {
-				return fail(err)
-			}
-		}
 		propagation, err := mountPropagation(vm.MountPropagation)
 		if err != nil {
 			return fail(err)
@@ -79,6 +75,22 @@ func (m *Manager) Mounts(pod *v1.Pod, c *v1.Container, volumePaths map[string]st
 		rro, err := recursiveReadOnly(vm, m.cfg.RecursiveReadOnly)
 		if err != nil {
 			return fail(err)
+		}
+		if image, ok := images[vm.Name]; ok {
+			if err := checkImageSubPath(subPath); err != nil {
+				return fail(err)
+			}
+			mounts = append(mounts, &runtimeapi.Mount{ContainerPath: containerPath, Image: image, ImageSubPath: subPath,
+				Readonly: true, RecursiveReadOnly: rro, Propagation: propagation})
+			continue
+		}
+		if !ok {
+			return nil, fmt.Errorf("cannot find volume %q to mount into container %q", vm.Name, c.Name)
+		}
+		if subPath != "" {
+			if hostPath, err = joinSubPath(hostPath, subPath); err != nil {
+				return fail(err)
+			}
 		}
 		mounts = append(mounts, &runtimeapi.Mount{
 			ContainerPath:     containerPath,
@@ -108,6 +120,20 @@ func (m *Manager) Mounts(pod *v1.Pod, c *v1.Container, volumePaths map[string]st
 		mounts = append(mounts, &runtimeapi.Mount{ContainerPath: absolute(c.TerminationMessagePath), HostPath: path})
 	}
 	return mounts, nil
+}
+
+// checkImageSubPath is upstream's check of a subPath in makeMounts: relative, no "..". The
+// runtime resolves it inside the image.
+func checkImageSubPath(subPath string) error {
+	if strings.HasPrefix(subPath, "/") {
+		return fmt.Errorf("error SubPath `%s` must not be an absolute path", subPath)
+	}
+	for _, part := range strings.Split(filepath.ToSlash(subPath), "/") {
+		if part == ".." {
+			return fmt.Errorf("unable to provision SubPath `%s`: must not contain '..'", subPath)
+		}
+	}
+	return nil
 }
 
 // absolute is upstream's MakeAbsolutePath on Linux.

@@ -35,7 +35,7 @@ func TestMountsReadOnlyAndPropagation(t *testing.T) {
 		{Name: "data", MountPath: "/d", MountPropagation: prop(v1.MountPropagationBidirectional), BindMountOptions: []string{"noexec"}},
 		{Name: "data", MountPath: "relative/e/"},
 	}}
-	ms, err := m.Mounts(pod, c, paths, 0, nil)
+	ms, err := m.Mounts(pod, c, paths, nil, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,11 +56,11 @@ func TestMountsReadOnlyAndPropagation(t *testing.T) {
 	}
 
 	c.VolumeMounts = []v1.VolumeMount{{Name: "data", MountPath: "/x", MountPropagation: prop("Sideways")}}
-	if _, err := m.Mounts(pod, c, paths, 0, nil); err == nil || !strings.Contains(err.Error(), `volumeMount "data" at /x: invalid MountPropagation mode: "Sideways"`) {
+	if _, err := m.Mounts(pod, c, paths, nil, 0, nil); err == nil || !strings.Contains(err.Error(), `volumeMount "data" at /x: invalid MountPropagation mode: "Sideways"`) {
 		t.Fatalf("err = %v", err)
 	}
 	c.VolumeMounts = []v1.VolumeMount{{Name: "other", MountPath: "/x"}}
-	if _, err := m.Mounts(pod, c, paths, 0, nil); err == nil || !strings.Contains(err.Error(), `cannot find volume "other" to mount into container "app"`) {
+	if _, err := m.Mounts(pod, c, paths, nil, 0, nil); err == nil || !strings.Contains(err.Error(), `cannot find volume "other" to mount into container "app"`) {
 		t.Fatalf("err = %v", err)
 	}
 }
@@ -127,7 +127,7 @@ func TestMountsSubPath(t *testing.T) {
 	} {
 		t.Run(tc.subPath, func(t *testing.T) {
 			c := &v1.Container{Name: "app", VolumeMounts: []v1.VolumeMount{{Name: "data", MountPath: "/m", SubPath: tc.subPath}}}
-			ms, err := m.Mounts(pod, c, paths, 0, nil)
+			ms, err := m.Mounts(pod, c, paths, nil, 0, nil)
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), `container "app" volumeMount "data" at /m`) {
 					t.Fatalf("err = %v, want one naming the mount and containing %q", err, tc.wantErr)
@@ -169,7 +169,7 @@ func TestMountsSubPathExpr(t *testing.T) {
 		},
 		VolumeMounts: []v1.VolumeMount{{Name: "data", MountPath: "/m", SubPathExpr: "$(DIR)/$$(x)"}},
 	}
-	ms, err := m.Mounts(pod, c, paths, 0, nil)
+	ms, err := m.Mounts(pod, c, paths, nil, 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestMountsSubPathExpr(t *testing.T) {
 		t.Fatalf("HostPath = %q, want %q", ms[0].HostPath, want)
 	}
 	c.VolumeMounts[0].SubPathExpr = "$(EMPTY)/$(NOPE)"
-	if _, err := m.Mounts(pod, c, paths, 0, nil); err == nil || !strings.Contains(err.Error(), "missing value for EMPTY, NOPE") {
+	if _, err := m.Mounts(pod, c, paths, nil, 0, nil); err == nil || !strings.Contains(err.Error(), "missing value for EMPTY, NOPE") {
 		t.Fatalf("err = %v", err)
 	}
 	// Config.SubPathEnv replaces the built-in resolver.
@@ -185,7 +185,7 @@ func TestMountsSubPathExpr(t *testing.T) {
 		return func(k string) (string, bool) { return "from-" + k, true }, nil
 	}
 	c.VolumeMounts[0].SubPathExpr = "$(NOPE)"
-	if ms, err := m.Mounts(pod, c, paths, 0, nil); err != nil || ms[0].HostPath != filepath.Join(paths["data"], "from-NOPE") {
+	if ms, err := m.Mounts(pod, c, paths, nil, 0, nil); err != nil || ms[0].HostPath != filepath.Join(paths["data"], "from-NOPE") {
 		t.Fatalf("with SubPathEnv: %v, %v", ms, err)
 	}
 }
@@ -245,7 +245,7 @@ func TestMountsEtcHostsRule(t *testing.T) {
 			if tc.ownHosts {
 				c.VolumeMounts = []v1.VolumeMount{{Name: "data", MountPath: "/etc/hosts", SubPath: "hosts"}}
 			}
-			ms, err := m.Mounts(pod, c, paths, 0, tc.podIPs)
+			ms, err := m.Mounts(pod, c, paths, nil, 0, tc.podIPs)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -271,7 +271,7 @@ func TestMountsTerminationMessage(t *testing.T) {
 	m, root := newTestManager(t, newFakeMounter())
 	pod := testPod("uid-1")
 	c := &v1.Container{Name: "app", TerminationMessagePath: "/dev/termination-log"}
-	ms, err := m.Mounts(pod, c, nil, 3, nil)
+	ms, err := m.Mounts(pod, c, nil, nil, 3, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,10 +287,60 @@ func TestMountsTerminationMessage(t *testing.T) {
 		t.Fatal("TerminationMessagePath disagrees with Mounts")
 	}
 	c.TerminationMessagePath = ""
-	if ms, _ := m.Mounts(pod, c, nil, 4, nil); len(ms) != 0 {
+	if ms, _ := m.Mounts(pod, c, nil, nil, 4, nil); len(ms) != 0 {
 		t.Fatalf("no terminationMessagePath: %v", ms)
 	}
-	if _, err := m.Mounts(pod, &v1.Container{Name: "../x"}, nil, 0, nil); err == nil {
+	if _, err := m.Mounts(pod, &v1.Container{Name: "../x"}, nil, nil, 0, nil); err == nil {
 		t.Fatal("a container name with a slash must be rejected")
+	}
+}
+
+func TestMountsImageVolume(t *testing.T) {
+	m, _ := newTestManager(t, newFakeMounter())
+	pod := testPod("uid-1", emptyDirVol("data", ""),
+		v1.Volume{Name: "tools", VolumeSource: v1.VolumeSource{Image: &v1.ImageVolumeSource{Reference: "registry.local/tools:1", PullPolicy: v1.PullIfNotPresent}}})
+	paths, err := m.SetUp(pod)
+	if err != nil {
+		t.Fatalf("SetUp with an image volume: %v", err)
+	}
+	if _, ok := paths["tools"]; ok {
+		t.Errorf("an image volume has a host path %q; the runtime mounts the image", paths["tools"])
+	}
+	images := map[string]*runtimeapi.ImageSpec{"tools": {Image: "sha256:abc", UserSpecifiedImage: "registry.local/tools:1"}}
+	c := &v1.Container{Name: "app", VolumeMounts: []v1.VolumeMount{
+		{Name: "tools", MountPath: "/tools"},
+		{Name: "tools", MountPath: "/bin-only", SubPath: "usr/bin"},
+		{Name: "data", MountPath: "/data"},
+	}}
+	ms, err := m.Mounts(pod, c, paths, images, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []*runtimeapi.Mount{
+		{ContainerPath: "/tools", Image: images["tools"], Readonly: true, Propagation: runtimeapi.MountPropagation_PROPAGATION_PRIVATE},
+		{ContainerPath: "/bin-only", Image: images["tools"], ImageSubPath: "usr/bin", Readonly: true, Propagation: runtimeapi.MountPropagation_PROPAGATION_PRIVATE},
+		{ContainerPath: "/data", HostPath: paths["data"], Propagation: runtimeapi.MountPropagation_PROPAGATION_PRIVATE},
+	}
+	if len(ms) != len(want) {
+		t.Fatalf("got %d mounts: %v", len(ms), ms)
+	}
+	for i := range want {
+		if !proto.Equal(ms[i], want[i]) {
+			t.Errorf("mount %d = %v, want %v", i, ms[i], want[i])
+		}
+	}
+	for _, bad := range []struct{ subPath, want string }{
+		{"/etc", "error SubPath `/etc` must not be an absolute path"},
+		{"a/../../etc", "unable to provision SubPath `a/../../etc`: must not contain '..'"},
+	} {
+		c.VolumeMounts = []v1.VolumeMount{{Name: "tools", MountPath: "/t", SubPath: bad.subPath}}
+		if _, err := m.Mounts(pod, c, paths, images, 0, nil); err == nil || !strings.Contains(err.Error(), `volumeMount "tools" at /t: `+bad.want) {
+			t.Errorf("subPath %q: err = %v, want %q", bad.subPath, err, bad.want)
+		}
+	}
+	// Without the runtime's image (it was not pulled), the mount cannot be made.
+	c.VolumeMounts = []v1.VolumeMount{{Name: "tools", MountPath: "/tools"}}
+	if _, err := m.Mounts(pod, c, paths, nil, 0, nil); err == nil || !strings.Contains(err.Error(), `cannot find volume "tools"`) {
+		t.Errorf("no image for the volume: err = %v", err)
 	}
 }

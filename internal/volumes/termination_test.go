@@ -19,7 +19,7 @@ func TestReadTerminationMessage(t *testing.T) {
 	if msg, err := m.ReadTerminationMessage(pod.UID, "app", 0); msg != "" || !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("no file: %q, %v", msg, err)
 	}
-	if _, err := m.Mounts(pod, c, nil, 0, nil); err != nil {
+	if _, err := m.Mounts(pod, c, nil, nil, 0, nil); err != nil {
 		t.Fatal(err)
 	}
 	if msg, err := m.ReadTerminationMessage(pod.UID, "app", 0); msg != "" || err != nil {
@@ -71,7 +71,7 @@ func TestTerminationFileRecreatedAndPruned(t *testing.T) {
 	pod := testPod("uid-1")
 	c := &v1.Container{Name: "app", TerminationMessagePath: "/dev/termination-log"}
 	for rc := range 4 {
-		if _, err := m.Mounts(pod, c, nil, rc, nil); err != nil {
+		if _, err := m.Mounts(pod, c, nil, nil, rc, nil); err != nil {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(m.TerminationMessagePath(pod.UID, "app", rc), []byte("old"), 0o666); err != nil {
@@ -79,7 +79,7 @@ func TestTerminationFileRecreatedAndPruned(t *testing.T) {
 		}
 	}
 	// Restart count 3 again (e.g. a create that is retried): the file is emptied.
-	if _, err := m.Mounts(pod, c, nil, 3, nil); err != nil {
+	if _, err := m.Mounts(pod, c, nil, nil, 3, nil); err != nil {
 		t.Fatal(err)
 	}
 	if msg, _ := m.ReadTerminationMessage(pod.UID, "app", 3); msg != "" {

@@ -96,7 +96,8 @@ func checkName(what, name string) error {
 // SetUp makes the pod's volumes exist and returns the host path of each, by volume name.
 // It is idempotent: a re-sync calls it again, finds what exists and mounts nothing twice.
 // Supported: emptyDir (disk or Memory), hostPath, configMap, secret, projected and downwardAPI
-// (see setUpAPIVolume); any other volume type is an error naming the volume. On error the map
+// (see setUpAPIVolume), and image volumes, which have no host path (the runtime mounts the
+// image; see Mounts); any other volume type is an error naming the volume. On error the map
 // still holds the volumes that were set up.
 func (m *Manager) SetUp(pod *v1.Pod) (map[string]string, error) {
 	if err := checkName("pod UID", string(pod.UID)); err != nil {
@@ -126,8 +127,10 @@ func (m *Manager) SetUp(pod *v1.Pod) (map[string]string, error) {
 			path, err = setUpHostPath(vol)
 		case readOnlyVolume(&vol.VolumeSource):
 			path, err = m.setUpAPIVolume(pod, vol)
+		case vol.Image != nil:
+			continue // the runtime mounts the image itself: nothing on the host
 		default:
-			err = fmt.Errorf("volume %q: %s volumes are not supported by nodelet (supported: emptyDir, hostPath, configMap, secret, projected, downwardAPI)",
+			err = fmt.Errorf("volume %q: %s volumes are not supported by nodelet (supported: emptyDir, hostPath, configMap, secret, projected, downwardAPI, image)",
 				vol.Name, sourceKind(&vol.VolumeSource))
 		}
 		if err != nil {

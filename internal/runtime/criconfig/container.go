@@ -19,6 +19,9 @@ type ContainerOptions struct {
 	MemoryCapacity int64
 	// Mounts are the resolved mounts: volumes, /etc/hosts, the termination message file.
 	Mounts []*runtimeapi.Mount
+	// TargetID is the runtime ID of the container whose process namespace an ephemeral
+	// container shares (targetContainerName); empty for none.
+	TargetID string
 }
 
 // ContainerLabels identify the container's pod and name.
@@ -77,6 +80,13 @@ func Container(pod *v1.Pod, c *v1.Container, o ContainerOptions) (*runtimeapi.Co
 		}
 		return out
 	}
+	sc := Security(pod, c)
+	// As upstream's generateLinuxContainerConfig: an ephemeral container with a target joins the
+	// target's process namespace, unless the pod shares one namespace among all its containers.
+	if o.TargetID != "" && sc.NamespaceOptions.GetPid() == runtimeapi.NamespaceMode_CONTAINER {
+		sc.NamespaceOptions.Pid = runtimeapi.NamespaceMode_TARGET
+		sc.NamespaceOptions.TargetId = o.TargetID
+	}
 	return &runtimeapi.ContainerConfig{
 		Metadata:    &runtimeapi.ContainerMetadata{Name: c.Name, Attempt: uint32(o.RestartCount)},
 		Image:       &runtimeapi.ImageSpec{Image: c.Image, UserSpecifiedImage: c.Image},
@@ -93,7 +103,7 @@ func Container(pod *v1.Pod, c *v1.Container, o ContainerOptions) (*runtimeapi.Co
 		Tty:         c.TTY,
 		Linux: &runtimeapi.LinuxContainerConfig{
 			Resources:       Resources(o.QOS, c, o.MemoryCapacity),
-			SecurityContext: Security(pod, c),
+			SecurityContext: sc,
 		},
 	}, nil
 }

@@ -34,12 +34,17 @@ type PodIdentity struct {
 	// Objects resolves configMapKeyRef, secretKeyRef and envFrom. Nil (standalone mode) makes
 	// them fail with ErrNeedsAPIServer.
 	Objects Objects
+	// ServiceEnv holds the pod's service variables (ServiceEnv): $(VAR) in env values may
+	// reference them, and those the container does not define itself are added after its own.
+	// Empty in standalone mode, as upstream.
+	ServiceEnv map[string]string
 }
 
 // Env resolves the container's environment as upstream's makeEnvironmentVariables: first the
 // envFrom sources (configMaps and secrets, each key with the source's prefix), then env, which
 // overrides them; each value may reference the variables defined before it with $(VAR).
-// Variables come out in the order they are first defined, envFrom keys sorted per source.
+// Variables come out in the order they are first defined, envFrom keys sorted per source; the
+// service variables the container does not define come last, sorted.
 //
 // As upstream, a missing configMap or secret fails with the getter's NotFound error
 // (`configmap "x" not found`) and a missing key with `couldn't find key k in ConfigMap ns/x`,
@@ -70,7 +75,13 @@ func Env(pod *v1.Pod, c *v1.Container, id PodIdentity) ([]*runtimeapi.KeyValue, 
 		var v string
 		switch {
 		case e.ValueFrom == nil:
-			v = Expand(e.Value, func(k string) (string, bool) { s, ok := values[k]; return s, ok })
+			v = Expand(e.Value, func(k string) (string, bool) {
+				if s, ok := values[k]; ok {
+					return s, true
+				}
+				s, ok := id.ServiceEnv[k]
+				return s, ok
+			})
 		case e.ValueFrom.FieldRef != nil:
 			var err error
 			if v, err = fieldRef(pod, e.ValueFrom.FieldRef.FieldPath, id); err != nil {
@@ -104,6 +115,11 @@ func Env(pod *v1.Pod, c *v1.Container, id PodIdentity) ([]*runtimeapi.KeyValue, 
 			return nil, fmt.Errorf("env[%d] %s: unsupported valueFrom", i, e.Name)
 		}
 		set(e.Name, v)
+	}
+	for _, k := range sortedKeys(id.ServiceEnv) {
+		if _, own := values[k]; !own {
+			set(k, id.ServiceEnv[k])
+		}
 	}
 	out := make([]*runtimeapi.KeyValue, 0, len(order))
 	for _, k := range order {
