@@ -2,7 +2,9 @@
 // read-only port (--read-only-port, 10255: what `nodelet get pods` and `nodelet logs` talk to,
 // on loopback in standalone mode, off on cluster nodes unless configured), and the kubelet API
 // (--port, 10250: HTTPS, every request authenticated and authorized by Config.Secure.Filter),
-// which the API server calls for kubectl logs, exec, attach and port-forward.
+// which the API server calls for kubectl logs, exec, attach and port-forward. The kubelet API
+// offers HTTP/2 and HTTP/1.1, as upstream's ListenAndServeTLS: the API server reads logs over
+// HTTP/2, and must for a log it copies into a WebSocket (see Server.serve).
 //
 // Routes (one file each):
 //

@@ -210,17 +210,15 @@ func (s *Server) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("server: listen on %s: %w", s.address, err)
 	}
-	if s.tls != nil {
-		ln = tls.NewListener(ln, s.tls)
-	}
 	srv := &http.Server{
 		Handler:           s.handler,
 		ReadHeaderTimeout: readHeaderTimeout,
 		BaseContext:       func(net.Listener) context.Context { return klog.NewContext(ctx, logger) },
+		TLSConfig:         s.tls.Clone(), // nil for plain HTTP; ServeTLS adds h2 to NextProtos
 	}
 	logger.Info("Serving "+s.what, "address", ln.Addr().String())
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	go func() { served <- s.serve(srv, ln) }()
 
 	select {
 	case err := <-served:
@@ -236,6 +234,18 @@ func (s *Server) Run(ctx context.Context) error {
 	<-served // http.ErrServerClosed
 	logger.Info("Stopped serving "+s.what, "address", ln.Addr().String())
 	return nil
+}
+
+// serve serves plain HTTP, or HTTPS with HTTP/2 offered next to HTTP/1.1 as upstream's
+// ListenAndServeTLS does. The API server reads logs over HTTP/2 when the node offers it, and
+// must: its WebSocket copy of a log (wsstream) drops the bytes of a read that also returns
+// io.EOF, which an HTTP/1.1 body does with its last bytes (after Content-Length, or with the
+// terminating chunk); an HTTP/2 body returns them first and io.EOF on the next read.
+func (s *Server) serve(srv *http.Server, ln net.Listener) error {
+	if s.tls == nil {
+		return srv.Serve(ln)
+	}
+	return srv.ServeTLS(ln, "", "") // the certificate is in srv.TLSConfig
 }
 
 // pingCheck always passes, as the kubelet's "ping" check: /healthz/ping tells the server is up.

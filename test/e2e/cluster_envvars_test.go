@@ -63,7 +63,9 @@ func TestClusterServiceEnvironmentVariables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = cn.cp.client.CoreV1().Services("default").Delete(context.Background(), svcName, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = cn.cp.client.CoreV1().Services("default").Delete(context.Background(), svcName, metav1.DeleteOptions{})
+	})
 	ip := svc.Spec.ClusterIP
 	prefix := strings.ToUpper(strings.ReplaceAll(svcName, "-", "_"))
 
