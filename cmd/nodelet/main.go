@@ -94,6 +94,7 @@ func run(args []string) int {
 		ClusterDomain:       kc.ClusterDomain,
 		ResolvConf:          ptr.Deref(kc.ResolverConfig, "/etc/resolv.conf"),
 		SerializeImagePulls: kc.SerializeImagePulls == nil || *kc.SerializeImagePulls,
+		SeccompDefault:      ptr.Deref(kc.SeccompDefault, false),
 		DisableEventedPLEG:  !kubeletconfig.FeatureEnabled(kc, "EventedPLEG"),
 		LogRotation: logrotation.Config{MaxSize: logMaxSize, MaxFiles: int(ptr.Deref(kc.ContainerLogMaxFiles, 0)),
 			MonitorInterval: kc.ContainerLogMonitorInterval.Duration, MaxWorkers: int(ptr.Deref(kc.ContainerLogMaxWorkers, 0))},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -59,6 +60,8 @@ type Config struct {
 	ClusterDomain       string
 	ResolvConf          string
 	SerializeImagePulls bool
+	// SeccompDefault gives RuntimeDefault to containers that set no seccomp profile.
+	SeccompDefault bool
 	// DisableEventedPLEG relists every second instead of following the runtime's container
 	// events (featureGates: EventedPLEG: false).
 	DisableEventedPLEG bool
@@ -235,6 +238,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		HostResolv: criconfig.ParseResolvConf(resolv), HostIPs: facts.hostIPs,
 		MemoryCapacity: facts.memoryCapacity, Allocatable: facts.allocatable, SerializeImagePulls: cfg.SerializeImagePulls,
 		CgroupFSRoot: "/sys/fs/cgroup", Runtime: client.Version(),
+		Seccomp: criconfig.Seccomp{Default: cfg.SeccompDefault, Root: filepath.Join(cfg.RootDir, "seccomp")},
 	}, rtDeps)
 	if err != nil {
 		return err

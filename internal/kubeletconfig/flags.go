@@ -130,6 +130,8 @@ var configFlags = []configFlag{
 		func(kc *kcfg) any { return kc.ContainerLogMaxFiles }},
 	{"read-only-port", "readOnlyPort", "The read-only port for nodelet to serve on with no authentication/authorization (set to 0 to disable)",
 		func(kc *kcfg) any { return &kc.ReadOnlyPort }},
+	{"seccomp-default", "seccompDefault", "Enable the use of `RuntimeDefault` as the default seccomp profile for all workloads.",
+		func(kc *kcfg) any { return kc.SeccompDefault }},
 }
 
 func (f configFlag) register(fs *pflag.FlagSet, kc *kcfg) {
@@ -138,6 +140,8 @@ func (f configFlag) register(fs *pflag.FlagSet, kc *kcfg) {
 		fs.StringVar(p, f.name, *p, f.usage)
 	case *int32:
 		fs.Int32Var(p, f.name, *p, f.usage)
+	case *bool:
+		fs.BoolVar(p, f.name, *p, f.usage)
 	case *time.Duration:
 		fs.DurationVar(p, f.name, *p, f.usage)
 	case *map[string][]string:

@@ -53,20 +53,23 @@ func TestFlagsOverrideFile(t *testing.T) {
 		{"read-only-port", "0", func(kc *kcfg) any { return kc.ReadOnlyPort }, int32(0)},
 		{"container-log-max-size", "1Mi", func(kc *kcfg) any { return kc.ContainerLogMaxSize }, "1Mi"},
 		{"container-log-max-files", "3", func(kc *kcfg) any { return *kc.ContainerLogMaxFiles }, int32(3)},
+		{"seccomp-default", "true", func(kc *kcfg) any { return *kc.SeccompDefault }, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.flag+"="+tt.value, func(t *testing.T) {
 			// Flag before and after --config: order does not matter.
-			for _, args := range [][]string{
-				{"--" + tt.flag + "=" + tt.value, "--config", path},
-				{"--config", path, "--" + tt.flag, tt.value},
-			} {
+			after := []string{"--config", path, "--" + tt.flag, tt.value}
+			if _, isBool := tt.want.(bool); isBool { // a boolean flag takes its value after "=" only
+				after = []string{"--config", path, "--" + tt.flag + "=" + tt.value}
+			}
+			for _, args := range [][]string{{"--" + tt.flag + "=" + tt.value, "--config", path}, after} {
 				got := mustLoad(t, args...).KubeletConfiguration
 				if v := tt.get(&got); !reflect.DeepEqual(v, tt.want) {
 					t.Errorf("%q: got %#v, want %#v", args, v, tt.want)
 				}
-				// Every other field keeps the file's value.
-				want := fromFile
+				// Every other field keeps the file's value. A deep copy: apply writes through
+				// the pointer fields, which a plain copy would share with fromFile.
+				want := *fromFile.DeepCopy()
 				for _, f := range configFlags {
 					if f.name == tt.flag {
 						f.apply(&want, &got)
@@ -309,7 +312,7 @@ func TestHelpAndReuse(t *testing.T) {
 	fs.VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
 	want := []string{"address", "authorization-mode", "client-ca-file", "config", "container-log-max-files", "container-log-max-size", "container-runtime-endpoint", "file-check-frequency", "hostname-override",
 		"http-check-frequency", "kubeconfig", "manifest-url", "manifest-url-header", "max-pods", "node-ip",
-		"node-labels", "node-status-update-frequency", "pod-manifest-path", "port", "read-only-port", "root-dir", "sync-frequency", "tls-cert-file", "tls-private-key-file", "v", "vmodule"}
+		"node-labels", "node-status-update-frequency", "pod-manifest-path", "port", "read-only-port", "root-dir", "seccomp-default", "sync-frequency", "tls-cert-file", "tls-private-key-file", "v", "vmodule"}
 	if !reflect.DeepEqual(names, want) {
 		t.Errorf("flags = %q\nwant    %q", names, want)
 	}

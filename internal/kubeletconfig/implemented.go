@@ -32,6 +32,7 @@ var implementedFields = []string{
 	"containerRuntimeEndpoint",
 	"podLogsDir",
 	"serializeImagePulls",
+	"seccompDefault",
 	"clusterDNS",
 	"clusterDomain",
 	"resolvConf",

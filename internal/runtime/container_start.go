@@ -104,7 +104,7 @@ func (m *Manager) startContainer(ctx context.Context, pc *podContext, spec start
 	}
 	cfg, err := criconfig.Container(pod, c, criconfig.ContainerOptions{
 		RestartCount: restartCount, QOS: status.QOSClass(pod), MemoryCapacity: m.cfg.MemoryCapacity, Mounts: mounts,
-		TargetID: targetID,
+		TargetID: targetID, Seccomp: m.cfg.Seccomp,
 		Identity: criconfig.PodIdentity{NodeName: m.cfg.NodeName, PodIPs: pc.podIPs, HostIPs: m.cfg.HostIPs,
 			Allocatable: m.cfg.Allocatable, Objects: m.deps.Objects, ServiceEnv: serviceEnv},
 	})

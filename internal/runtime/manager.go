@@ -92,6 +92,8 @@ type Config struct {
 	// Runtime is the runtime's name and version (CRI Version), for what it can do: image
 	// volumes need containerd 2.1 or CRI-O 1.31.
 	Runtime *runtimeapi.VersionResponse
+	// Seccomp is seccompDefault and the root of Localhost profiles (<root-dir>/seccomp).
+	Seccomp criconfig.Seccomp
 }
 
 // Deps are the manager's collaborators.

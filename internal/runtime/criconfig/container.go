@@ -22,6 +22,8 @@ type ContainerOptions struct {
 	// TargetID is the runtime ID of the container whose process namespace an ephemeral
 	// container shares (targetContainerName); empty for none.
 	TargetID string
+	// Seccomp is the node's seccomp settings (seccompDefault, the Localhost profiles' root).
+	Seccomp Seccomp
 }
 
 // ContainerLabels identify the container's pod and name.
@@ -81,6 +83,9 @@ func Container(pod *v1.Pod, c *v1.Container, o ContainerOptions) (*runtimeapi.Co
 		return out
 	}
 	sc := Security(pod, c)
+	if sc.Seccomp, err = SeccompProfile(pod, c, o.Seccomp); err != nil {
+		return nil, err
+	}
 	// As upstream's generateLinuxContainerConfig: an ephemeral container with a target joins the
 	// target's process namespace, unless the pod shares one namespace among all its containers.
 	if o.TargetID != "" && sc.NamespaceOptions.GetPid() == runtimeapi.NamespaceMode_CONTAINER {

@@ -81,6 +81,8 @@ func Sandbox(pod *v1.Pod, o SandboxOptions) (*runtimeapi.PodSandboxConfig, error
 		SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
 			NamespaceOptions: NamespaceOptions(pod),
 			Privileged:       anyPrivileged(pod),
+			// As upstream: the least privileged profile for the pause container (kubernetes#84623).
+			Seccomp: &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_RuntimeDefault},
 		},
 	}
 	if sc := pod.Spec.SecurityContext; sc != nil {
