@@ -16,6 +16,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/nodelet/nodelet/internal/admission"
 	"github.com/nodelet/nodelet/internal/cri"
 	"github.com/nodelet/nodelet/internal/lifecycle"
 	"github.com/nodelet/nodelet/internal/logrotation"
@@ -62,6 +63,9 @@ type Config struct {
 	SerializeImagePulls bool
 	// SeccompDefault gives RuntimeDefault to containers that set no seccomp profile.
 	SeccompDefault bool
+	// AllowedUnsafeSysctls are the sysctls and patterns (net.core.*) pods may set beyond the
+	// safe ones (allowedUnsafeSysctls).
+	AllowedUnsafeSysctls []string
 	// DisableEventedPLEG relists every second instead of following the runtime's container
 	// events (featureGates: EventedPLEG: false).
 	DisableEventedPLEG bool
@@ -134,6 +138,11 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	if err != nil {
 		return err
 	}
+	sysctls, err := admission.NewSysctlAllowlist(append(admission.SafeSysctls(facts.kernel), cfg.AllowedUnsafeSysctls...))
+	if err != nil {
+		return fmt.Errorf("allowedUnsafeSysctls: %w", err)
+	}
+	checks := admission.Checks{Sysctls: sysctls, AppArmorHostErr: facts.appArmorErr}
 	for _, dir := range []string{cfg.RootDir, cfg.PodLogsDir} {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return fmt.Errorf("create %s: %w", dir, err)
@@ -267,7 +276,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		podworkers.Deps{Syncer: syncer, Cache: cache, Requeuer: queue, Metrics: km})
 	defer workers.Stop()
 	dispatcher := syncloop.NewDispatcher(desired, workers, rt, vols, statuses, probes).
-		WithAdmission(nodeAdmission{node: func() *v1.Node { return nodeFor() }, statuses: statuses, recorder: recorder})
+		WithAdmission(nodeAdmission{node: func() *v1.Node { return nodeFor() }, checks: checks, statuses: statuses, recorder: recorder})
 	if cl != nil {
 		if err := cl.startStatusSync(ctx, &g, deps, statuses, workers); err != nil {
 			return err

@@ -227,6 +227,7 @@ func (d registeringDesired) Remove(pod *v1.Pod) {
 // rejection as upstream's rejectPod: a warning event and a Failed status.
 type nodeAdmission struct {
 	node     func() *v1.Node
+	checks   admission.Checks
 	statuses *statusmanager.Manager
 	recorder podRecorder
 }
@@ -234,7 +235,7 @@ type nodeAdmission struct {
 var _ syncloop.Admission = nodeAdmission{}
 
 func (a nodeAdmission) Admit(pod *v1.Pod, active []*v1.Pod) (bool, string, string) {
-	r := admission.Admit(a.node(), pod, active)
+	r := a.checks.Admit(a.node(), pod, active)
 	return r.Admit, r.Reason, r.Message
 }
 

@@ -11,7 +11,10 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/version"
+	"k8s.io/klog/v2"
 
+	"github.com/nodelet/nodelet/internal/admission"
 	"github.com/nodelet/nodelet/internal/runtime"
 	"github.com/nodelet/nodelet/internal/runtime/criconfig"
 )
@@ -21,6 +24,10 @@ type nodeFacts struct {
 	hostIPs        []string
 	memoryCapacity int64
 	allocatable    v1.ResourceList
+	// kernel is the kernel's version (nil when unreadable): which sysctls it namespaces.
+	kernel *version.Version
+	// appArmorErr says why the host cannot enforce AppArmor profiles (nil when it can).
+	appArmorErr error
 }
 
 func readNodeFacts(nodeIP string) (nodeFacts, error) {
@@ -35,7 +42,23 @@ func readNodeFacts(nodeIP string) (nodeFacts, error) {
 	return nodeFacts{hostIPs: ips, memoryCapacity: mem, allocatable: v1.ResourceList{
 		v1.ResourceCPU:    *resource.NewQuantity(int64(goruntime.NumCPU()), resource.DecimalSI),
 		v1.ResourceMemory: *resource.NewQuantity(mem, resource.BinarySI),
-	}}, nil
+	}, kernel: kernelVersion("/proc/sys/kernel/osrelease"), appArmorErr: admission.AppArmorHostError("/sys/module")}, nil
+}
+
+// kernelVersion reads the running kernel's version, as upstream's kernel.GetVersion; nil when
+// it cannot (then only the sysctls every kernel namespaces are safe).
+func kernelVersion(path string) *version.Version {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		klog.ErrorS(err, "Cannot read the kernel version; only the sysctls every kernel namespaces are safe", "path", path)
+		return nil
+	}
+	v, err := version.ParseGeneric(strings.TrimSpace(string(b)))
+	if err != nil {
+		klog.ErrorS(err, "Cannot parse the kernel version; only the sysctls every kernel namespaces are safe", "path", path)
+		return nil
+	}
+	return v
 }
 
 // hostIPs are --node-ip's addresses, or the first global unicast address of the machine

@@ -132,6 +132,8 @@ var configFlags = []configFlag{
 		func(kc *kcfg) any { return &kc.ReadOnlyPort }},
 	{"seccomp-default", "seccompDefault", "Enable the use of `RuntimeDefault` as the default seccomp profile for all workloads.",
 		func(kc *kcfg) any { return kc.SeccompDefault }},
+	{"allowed-unsafe-sysctls", "allowedUnsafeSysctls", "Comma-separated allowlist of unsafe sysctls or unsafe sysctl patterns (ending in `*`). Use these at your own risk.",
+		func(kc *kcfg) any { return &kc.AllowedUnsafeSysctls }},
 }
 
 func (f configFlag) register(fs *pflag.FlagSet, kc *kcfg) {
@@ -142,6 +144,8 @@ func (f configFlag) register(fs *pflag.FlagSet, kc *kcfg) {
 		fs.Int32Var(p, f.name, *p, f.usage)
 	case *bool:
 		fs.BoolVar(p, f.name, *p, f.usage)
+	case *[]string:
+		fs.StringSliceVar(p, f.name, *p, f.usage)
 	case *time.Duration:
 		fs.DurationVar(p, f.name, *p, f.usage)
 	case *map[string][]string:

@@ -54,6 +54,7 @@ func TestFlagsOverrideFile(t *testing.T) {
 		{"container-log-max-size", "1Mi", func(kc *kcfg) any { return kc.ContainerLogMaxSize }, "1Mi"},
 		{"container-log-max-files", "3", func(kc *kcfg) any { return *kc.ContainerLogMaxFiles }, int32(3)},
 		{"seccomp-default", "true", func(kc *kcfg) any { return *kc.SeccompDefault }, true},
+		{"allowed-unsafe-sysctls", "net.core.*,kernel.msgmax", func(kc *kcfg) any { return kc.AllowedUnsafeSysctls }, []string{"net.core.*", "kernel.msgmax"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.flag+"="+tt.value, func(t *testing.T) {
@@ -310,7 +311,7 @@ func TestHelpAndReuse(t *testing.T) {
 	}
 	var names []string
 	fs.VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
-	want := []string{"address", "authorization-mode", "client-ca-file", "config", "container-log-max-files", "container-log-max-size", "container-runtime-endpoint", "file-check-frequency", "hostname-override",
+	want := []string{"address", "allowed-unsafe-sysctls", "authorization-mode", "client-ca-file", "config", "container-log-max-files", "container-log-max-size", "container-runtime-endpoint", "file-check-frequency", "hostname-override",
 		"http-check-frequency", "kubeconfig", "manifest-url", "manifest-url-header", "max-pods", "node-ip",
 		"node-labels", "node-status-update-frequency", "pod-manifest-path", "port", "read-only-port", "root-dir", "seccomp-default", "sync-frequency", "tls-cert-file", "tls-private-key-file", "v", "vmodule"}
 	if !reflect.DeepEqual(names, want) {

@@ -33,6 +33,7 @@ var implementedFields = []string{
 	"podLogsDir",
 	"serializeImagePulls",
 	"seccompDefault",
+	"allowedUnsafeSysctls",
 	"clusterDNS",
 	"clusterDomain",
 	"resolvConf",

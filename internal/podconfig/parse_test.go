@@ -223,6 +223,20 @@ func TestValidate(t *testing.T) {
 		{"service account", "serviceAccountName: robot\n  containers: [{name: a, image: x}]", "static pods may not reference serviceaccounts"},
 		{"dns none without nameservers", "dnsPolicy: None\n  containers: [{name: a, image: x}]", "spec.dnsConfig.nameservers: Required value"},
 		{"main container restartPolicy", "containers: [{name: a, image: x, restartPolicy: Always}]", "spec.containers[0].restartPolicy: Forbidden"},
+		{"sysctl with bad characters", "securityContext: {sysctls: [{name: \"kernel.shm$max\", value: \"1\"}]}\n  containers: [{name: a, image: x}]",
+			`spec.securityContext.sysctls[0].name: Invalid value: "kernel.shm$max": must have at most 253 characters`},
+		{"duplicate sysctl", "securityContext: {sysctls: [{name: kernel.msgmax, value: \"1\"}, {name: kernel.msgmax, value: \"2\"}]}\n  containers: [{name: a, image: x}]",
+			`spec.securityContext.sysctls[1].name: Duplicate value: "kernel.msgmax"`},
+		{"unknown seccomp type", "containers: [{name: a, image: x, securityContext: {seccompProfile: {type: Strict}}}]",
+			`spec.containers[0].securityContext.seccompProfile.type: Unsupported value: "Strict"`},
+		{"seccomp Localhost without a profile", "securityContext: {seccompProfile: {type: Localhost}}\n  containers: [{name: a, image: x}]",
+			"spec.securityContext.seccompProfile.localhostProfile: Required value"},
+		{"seccomp profile on RuntimeDefault", "containers: [{name: a, image: x, securityContext: {seccompProfile: {type: RuntimeDefault, localhostProfile: p.json}}}]",
+			"spec.containers[0].securityContext.seccompProfile.localhostProfile: Invalid value"},
+		{"unknown AppArmor type", "securityContext: {appArmorProfile: {type: Enforce}}\n  containers: [{name: a, image: x}]",
+			`spec.securityContext.appArmorProfile.type: Unsupported value: "Enforce"`},
+		{"AppArmor Localhost without a profile", "initContainers: [{name: i, image: x, securityContext: {appArmorProfile: {type: Localhost}}}]\n  containers: [{name: a, image: x}]",
+			"spec.initContainers[0].securityContext.appArmorProfile.localhostProfile: Required value"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -64,6 +64,7 @@ func validateSpec(spec *v1.PodSpec, p *field.Path) field.ErrorList {
 			errs = append(errs, field.Invalid(cp.Child("readinessProbe", "terminationGracePeriodSeconds"), *c.ReadinessProbe.TerminationGracePeriodSeconds, "must not be set for readinessProbes"))
 		}
 	}
+	errs = append(errs, validateSecurity(spec, p)...)
 	errs = append(errs, oneOf(p.Child("restartPolicy"), string(spec.RestartPolicy), "Always", "OnFailure", "Never")...)
 	errs = append(errs, oneOf(p.Child("dnsPolicy"), string(spec.DNSPolicy), "ClusterFirstWithHostNet", "ClusterFirst", "Default", "None")...)
 	if spec.DNSPolicy == v1.DNSNone && (spec.DNSConfig == nil || len(spec.DNSConfig.Nameservers) == 0) {

@@ -10,6 +10,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
 
+	"github.com/nodelet/nodelet/internal/admission"
 	"github.com/nodelet/nodelet/internal/container"
 	"github.com/nodelet/nodelet/internal/runtime/criconfig"
 	"github.com/nodelet/nodelet/internal/status"
@@ -104,7 +105,7 @@ func (m *Manager) startContainer(ctx context.Context, pc *podContext, spec start
 	}
 	cfg, err := criconfig.Container(pod, c, criconfig.ContainerOptions{
 		RestartCount: restartCount, QOS: status.QOSClass(pod), MemoryCapacity: m.cfg.MemoryCapacity, Mounts: mounts,
-		TargetID: targetID, Seccomp: m.cfg.Seccomp,
+		TargetID: targetID, Seccomp: m.cfg.Seccomp, AppArmor: admission.AppArmorProfile(pod, c),
 		Identity: criconfig.PodIdentity{NodeName: m.cfg.NodeName, PodIPs: pc.podIPs, HostIPs: m.cfg.HostIPs,
 			Allocatable: m.cfg.Allocatable, Objects: m.deps.Objects, ServiceEnv: serviceEnv},
 	})

@@ -24,6 +24,8 @@ type ContainerOptions struct {
 	TargetID string
 	// Seccomp is the node's seccomp settings (seccompDefault, the Localhost profiles' root).
 	Seccomp Seccomp
+	// AppArmor is the container's AppArmor profile (admission.AppArmorProfile), nil for none.
+	AppArmor *v1.AppArmorProfile
 }
 
 // ContainerLabels identify the container's pod and name.
@@ -84,6 +86,9 @@ func Container(pod *v1.Pod, c *v1.Container, o ContainerOptions) (*runtimeapi.Co
 	}
 	sc := Security(pod, c)
 	if sc.Seccomp, err = SeccompProfile(pod, c, o.Seccomp); err != nil {
+		return nil, err
+	}
+	if sc.Apparmor, sc.ApparmorProfile, err = AppArmorProfile(o.AppArmor); err != nil {
 		return nil, err
 	}
 	// As upstream's generateLinuxContainerConfig: an ephemeral container with a target joins the

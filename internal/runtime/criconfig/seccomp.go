@@ -2,6 +2,7 @@ package criconfig
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 
 	v1 "k8s.io/api/core/v1"
@@ -47,4 +48,26 @@ func SeccompProfile(pod *v1.Pod, c *v1.Container, s Seccomp) (*runtimeapi.Securi
 			LocalhostRef: filepath.Join(s.Root, *p.LocalhostProfile)}, nil
 	}
 	return &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_Unconfined}, nil
+}
+
+// AppArmorProfile is upstream's getAppArmorProfile: the CRI profile for p (nil for none), and
+// the deprecated string form older runtimes read. Admission has refused profiles the host
+// cannot enforce.
+func AppArmorProfile(p *v1.AppArmorProfile) (*runtimeapi.SecurityProfile, string, error) {
+	if p == nil {
+		return nil, "", nil
+	}
+	switch p.Type {
+	case v1.AppArmorProfileTypeRuntimeDefault:
+		return &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_RuntimeDefault}, v1.DeprecatedAppArmorBetaProfileRuntimeDefault, nil
+	case v1.AppArmorProfileTypeUnconfined:
+		return &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_Unconfined}, v1.DeprecatedAppArmorBetaProfileNameUnconfined, nil
+	case v1.AppArmorProfileTypeLocalhost:
+		if p.LocalhostProfile == nil {
+			return nil, "", errors.New("missing localhost apparmor profile name")
+		}
+		return &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_Localhost, LocalhostRef: *p.LocalhostProfile},
+			v1.DeprecatedAppArmorBetaProfileNamePrefix + *p.LocalhostProfile, nil
+	}
+	return nil, "", fmt.Errorf("unknown apparmor profile type: %q", p.Type)
 }

@@ -88,3 +88,34 @@ func TestContainerAndSandboxCarrySeccomp(t *testing.T) {
 		t.Errorf("sandbox seccomp %v, want RuntimeDefault", got)
 	}
 }
+
+func TestAppArmorProfile(t *testing.T) {
+	for _, tc := range []struct {
+		in          *v1.AppArmorProfile
+		wantType    runtimeapi.SecurityProfile_ProfileType
+		wantRef     string
+		wantOldForm string
+		wantErr     bool
+	}{
+		{in: &v1.AppArmorProfile{Type: v1.AppArmorProfileTypeRuntimeDefault}, wantType: runtimeapi.SecurityProfile_RuntimeDefault, wantOldForm: "runtime/default"},
+		{in: &v1.AppArmorProfile{Type: v1.AppArmorProfileTypeUnconfined}, wantType: runtimeapi.SecurityProfile_Unconfined, wantOldForm: "unconfined"},
+		{in: &v1.AppArmorProfile{Type: v1.AppArmorProfileTypeLocalhost, LocalhostProfile: ptr.To("k8s-nginx")},
+			wantType: runtimeapi.SecurityProfile_Localhost, wantRef: "k8s-nginx", wantOldForm: "localhost/k8s-nginx"},
+		{in: &v1.AppArmorProfile{Type: v1.AppArmorProfileTypeLocalhost}, wantErr: true},
+		{in: &v1.AppArmorProfile{Type: "Bogus"}, wantErr: true},
+	} {
+		p, old, err := AppArmorProfile(tc.in)
+		if tc.wantErr {
+			if err == nil {
+				t.Errorf("%v: no error", tc.in)
+			}
+			continue
+		}
+		if err != nil || p.ProfileType != tc.wantType || p.LocalhostRef != tc.wantRef || old != tc.wantOldForm {
+			t.Errorf("%v: %v %q %v, want %v %q %q", tc.in, p, old, err, tc.wantType, tc.wantRef, tc.wantOldForm)
+		}
+	}
+	if p, old, err := AppArmorProfile(nil); p != nil || old != "" || err != nil {
+		t.Errorf("no profile: %v %q %v", p, old, err)
+	}
+}
