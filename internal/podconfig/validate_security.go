@@ -54,26 +54,25 @@ func validateSeccomp(sp *v1.SeccompProfile, p *field.Path) field.ErrorList {
 	if sp == nil {
 		return nil
 	}
-	errs := oneOf(p.Child("type"), string(sp.Type), "Localhost", "RuntimeDefault", "Unconfined")
-	switch {
-	case sp.Type == v1.SeccompProfileTypeLocalhost && (sp.LocalhostProfile == nil || *sp.LocalhostProfile == ""):
-		errs = append(errs, field.Required(p.Child("localhostProfile"), "must be set when seccomp type is Localhost"))
-	case sp.Type != v1.SeccompProfileTypeLocalhost && sp.LocalhostProfile != nil:
-		errs = append(errs, field.Invalid(p.Child("localhostProfile"), *sp.LocalhostProfile, "can only be set when seccomp type is Localhost"))
-	}
-	return errs
+	return validateProfile(string(sp.Type), sp.LocalhostProfile, "seccomp", p)
 }
 
 func validateAppArmor(ap *v1.AppArmorProfile, p *field.Path) field.ErrorList {
 	if ap == nil {
 		return nil
 	}
-	errs := oneOf(p.Child("type"), string(ap.Type), "Localhost", "RuntimeDefault", "Unconfined")
+	return validateProfile(string(ap.Type), ap.LocalhostProfile, "AppArmor", p)
+}
+
+// validateProfile checks a seccomp or AppArmor profile (what: its kind): a known type, and a
+// localhostProfile exactly when the type is Localhost.
+func validateProfile(typ string, localhost *string, what string, p *field.Path) field.ErrorList {
+	errs := oneOf(p.Child("type"), typ, "Localhost", "RuntimeDefault", "Unconfined")
 	switch {
-	case ap.Type == v1.AppArmorProfileTypeLocalhost && (ap.LocalhostProfile == nil || *ap.LocalhostProfile == ""):
-		errs = append(errs, field.Required(p.Child("localhostProfile"), "must be set when AppArmor type is Localhost"))
-	case ap.Type != v1.AppArmorProfileTypeLocalhost && ap.LocalhostProfile != nil:
-		errs = append(errs, field.Invalid(p.Child("localhostProfile"), *ap.LocalhostProfile, "can only be set when AppArmor type is Localhost"))
+	case typ == "Localhost" && (localhost == nil || *localhost == ""):
+		errs = append(errs, field.Required(p.Child("localhostProfile"), "must be set when "+what+" type is Localhost"))
+	case typ != "Localhost" && localhost != nil:
+		errs = append(errs, field.Invalid(p.Child("localhostProfile"), *localhost, "can only be set when "+what+" type is Localhost"))
 	}
 	return errs
 }

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/ptr"
 )
 
@@ -172,11 +173,7 @@ func TestEnvFromAPIObjects(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got []string
-			for _, kv := range kvs {
-				got = append(got, kv.Key+"="+string(kv.Value))
-			}
-			if !reflect.DeepEqual(got, tc.want) {
+			if got := keyValues(kvs); !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("env %q, want %q", got, tc.want)
 			}
 		})
@@ -234,3 +231,12 @@ func TestEnvAPIObjectErrors(t *testing.T) {
 }
 
 var errSync = fmt.Errorf("failed to sync configmap cache: timed out")
+
+// keyValues prints the environment as KEY=VALUE, in order.
+func keyValues(kvs []*runtimeapi.KeyValue) []string {
+	var out []string
+	for _, kv := range kvs {
+		out = append(out, kv.Key+"="+string(kv.Value))
+	}
+	return out
+}

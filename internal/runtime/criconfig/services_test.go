@@ -146,11 +146,7 @@ func TestEnvWithServices(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got []string
-			for _, kv := range kvs {
-				got = append(got, kv.Key+"="+string(kv.Value))
-			}
-			if !reflect.DeepEqual(got, tc.want) {
+			if got := keyValues(kvs); !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("Env:\n got %q\nwant %q", got, tc.want)
 			}
 		})
