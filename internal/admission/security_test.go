@@ -174,8 +174,12 @@ func TestChecksOrder(t *testing.T) {
 	if r := c.Admit(node, both, nil); r.Reason != AppArmorNotAdmitted {
 		t.Errorf("AppArmor profile on a host without AppArmor: %+v", r)
 	}
+	both.Spec.HostUsers = ptr.To(false)
+	if r := c.Admit(node, both, nil); r.Reason != UnsupportedPodSpec {
+		t.Errorf("hostUsers false and an AppArmor profile: %+v, want UnsupportedPodSpec before AppArmor", r)
+	}
 	both.Spec.NodeName = "other"
 	if r := c.Admit(node, both, nil); r.Reason != NodeName {
-		t.Errorf("wrong node and an AppArmor profile: %+v, want the predicates before AppArmor", r)
+		t.Errorf("wrong node, hostUsers false and an AppArmor profile: %+v, want the predicates first", r)
 	}
 }

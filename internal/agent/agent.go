@@ -246,7 +246,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		ClusterDNS: criconfig.ClusterDNS{Servers: cfg.ClusterDNS, Domain: cfg.ClusterDomain},
 		HostResolv: criconfig.ParseResolvConf(resolv), HostIPs: facts.hostIPs,
 		MemoryCapacity: facts.memoryCapacity, Allocatable: facts.allocatable, SerializeImagePulls: cfg.SerializeImagePulls,
-		CgroupFSRoot: "/sys/fs/cgroup", Runtime: client.Version(),
+		CgroupFSRoot: "/sys/fs/cgroup", Runtime: client.Version(), HostMaskedPaths: facts.maskedPaths,
 		Seccomp: criconfig.Seccomp{Default: cfg.SeccompDefault, Root: filepath.Join(cfg.RootDir, "seccomp")},
 	}, rtDeps)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"path/filepath"
 	goruntime "runtime"
 	"strconv"
 	"strings"
@@ -28,6 +29,9 @@ type nodeFacts struct {
 	kernel *version.Version
 	// appArmorErr says why the host cannot enforce AppArmor profiles (nil when it can).
 	appArmorErr error
+	// maskedPaths are the host's paths masked in every container besides
+	// criconfig.DefaultMaskedPaths.
+	maskedPaths []string
 }
 
 func readNodeFacts(nodeIP string) (nodeFacts, error) {
@@ -42,7 +46,22 @@ func readNodeFacts(nodeIP string) (nodeFacts, error) {
 	return nodeFacts{hostIPs: ips, memoryCapacity: mem, allocatable: v1.ResourceList{
 		v1.ResourceCPU:    *resource.NewQuantity(int64(goruntime.NumCPU()), resource.DecimalSI),
 		v1.ResourceMemory: *resource.NewQuantity(mem, resource.BinarySI),
-	}, kernel: kernelVersion("/proc/sys/kernel/osrelease"), appArmorErr: admission.AppArmorHostError("/sys/module")}, nil
+	}, kernel: kernelVersion("/proc/sys/kernel/osrelease"), appArmorErr: admission.AppArmorHostError("/sys/module"),
+		maskedPaths: thermalThrottlePaths("/sys")}, nil
+}
+
+// thermalThrottlePaths are the host's per-CPU thermal_throttle directories under sysRoot,
+// named as a container sees them (/sys/devices/system/cpu/cpu<N>/thermal_throttle): upstream
+// masks those that exist besides its default masked paths.
+func thermalThrottlePaths(sysRoot string) []string {
+	found, _ := filepath.Glob(filepath.Join(sysRoot, "devices/system/cpu/cpu[0-9]*/thermal_throttle"))
+	out := make([]string, 0, len(found))
+	for _, p := range found {
+		if rel, err := filepath.Rel(sysRoot, p); err == nil {
+			out = append(out, filepath.Join("/sys", rel))
+		}
+	}
+	return out
 }
 
 // kernelVersion reads the running kernel's version, as upstream's kernel.GetVersion; nil when

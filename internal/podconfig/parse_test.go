@@ -221,6 +221,7 @@ func TestValidate(t *testing.T) {
 		{"liveness success threshold", "containers: [{name: a, image: x, livenessProbe: {successThreshold: 2, tcpSocket: {port: 1}}}]", "spec.containers[0].livenessProbe.successThreshold: Invalid value: 2: must be 1"},
 		{"secret reference", "containers: [{name: a, image: x, env: [{name: P, valueFrom: {secretKeyRef: {name: s, key: k}}}]}]", "spec: Forbidden: static pods may not reference secrets"},
 		{"service account", "serviceAccountName: robot\n  containers: [{name: a, image: x}]", "static pods may not reference serviceaccounts"},
+		{"deprecated service account", "serviceAccount: robot\n  containers: [{name: a, image: x}]", "static pods may not reference serviceaccounts"},
 		{"dns none without nameservers", "dnsPolicy: None\n  containers: [{name: a, image: x}]", "spec.dnsConfig.nameservers: Required value"},
 		{"main container restartPolicy", "containers: [{name: a, image: x, restartPolicy: Always}]", "spec.containers[0].restartPolicy: Forbidden"},
 		{"sysctl with bad characters", "securityContext: {sysctls: [{name: \"kernel.shm$max\", value: \"1\"}]}\n  containers: [{name: a, image: x}]",
@@ -235,6 +236,10 @@ func TestValidate(t *testing.T) {
 			"spec.containers[0].securityContext.seccompProfile.localhostProfile: Invalid value"},
 		{"unknown AppArmor type", "securityContext: {appArmorProfile: {type: Enforce}}\n  containers: [{name: a, image: x}]",
 			`spec.securityContext.appArmorProfile.type: Unsupported value: "Enforce"`},
+		{"ephemeral containers", "containers: [{name: a, image: x}]\n  ephemeralContainers: [{name: d, image: x}]",
+			"spec.ephemeralContainers: Forbidden: cannot be set on create"},
+		{"unknown supplementalGroupsPolicy", "securityContext: {supplementalGroupsPolicy: Loose}\n  containers: [{name: a, image: x}]",
+			`spec.securityContext.supplementalGroupsPolicy: Unsupported value: "Loose"`},
 		{"AppArmor Localhost without a profile", "initContainers: [{name: i, image: x, securityContext: {appArmorProfile: {type: Localhost}}}]\n  containers: [{name: a, image: x}]",
 			"spec.initContainers[0].securityContext.appArmorProfile.localhostProfile: Required value"},
 	}

@@ -64,6 +64,9 @@ func validateSpec(spec *v1.PodSpec, p *field.Path) field.ErrorList {
 			errs = append(errs, field.Invalid(cp.Child("readinessProbe", "terminationGracePeriodSeconds"), *c.ReadinessProbe.TerminationGracePeriodSeconds, "must not be set for readinessProbes"))
 		}
 	}
+	if len(spec.EphemeralContainers) > 0 { // as upstream's ValidatePodCreate: they come by the API's subresource only
+		errs = append(errs, field.Forbidden(p.Child("ephemeralContainers"), "cannot be set on create"))
+	}
 	errs = append(errs, validateSecurity(spec, p)...)
 	errs = append(errs, oneOf(p.Child("restartPolicy"), string(spec.RestartPolicy), "Always", "OnFailure", "Never")...)
 	errs = append(errs, oneOf(p.Child("dnsPolicy"), string(spec.DNSPolicy), "ClusterFirstWithHostNet", "ClusterFirst", "Default", "None")...)

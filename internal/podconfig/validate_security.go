@@ -14,7 +14,8 @@ var sysctlName = regexp.MustCompile(`^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[\./])*[a-z
 
 // validateSecurity checks the pod's and its containers' security settings as upstream's
 // validation does for what a static pod can get wrong: sysctl names (valid, unique), seccomp and
-// AppArmor profile types, and Localhost profiles that name their profile.
+// AppArmor profile types, Localhost profiles that name their profile, and the
+// supplementalGroupsPolicy.
 func validateSecurity(spec *v1.PodSpec, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if sc := spec.SecurityContext; sc != nil {
@@ -34,6 +35,9 @@ func validateSecurity(spec *v1.PodSpec, p *field.Path) field.ErrorList {
 		}
 		errs = append(errs, validateSeccomp(sc.SeccompProfile, sp.Child("seccompProfile"))...)
 		errs = append(errs, validateAppArmor(sc.AppArmorProfile, sp.Child("appArmorProfile"))...)
+		if pol := sc.SupplementalGroupsPolicy; pol != nil {
+			errs = append(errs, oneOf(sp.Child("supplementalGroupsPolicy"), string(*pol), "Merge", "Strict")...)
+		}
 	}
 	for _, list := range []struct {
 		name       string

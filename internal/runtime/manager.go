@@ -94,6 +94,9 @@ type Config struct {
 	Runtime *runtimeapi.VersionResponse
 	// Seccomp is seccompDefault and the root of Localhost profiles (<root-dir>/seccomp).
 	Seccomp criconfig.Seccomp
+	// HostMaskedPaths are masked in every container besides criconfig.DefaultMaskedPaths: the
+	// host's per-CPU thermal_throttle directories, as upstream.
+	HostMaskedPaths []string
 }
 
 // Deps are the manager's collaborators.

@@ -26,6 +26,9 @@ type ContainerOptions struct {
 	Seccomp Seccomp
 	// AppArmor is the container's AppArmor profile (admission.AppArmorProfile), nil for none.
 	AppArmor *v1.AppArmorProfile
+	// HostMaskedPaths are masked in the container besides DefaultMaskedPaths: the host's
+	// per-CPU thermal_throttle directories, which upstream masks too (see ProcPaths).
+	HostMaskedPaths []string
 }
 
 // ContainerLabels identify the container's pod and name.
@@ -84,7 +87,7 @@ func Container(pod *v1.Pod, c *v1.Container, o ContainerOptions) (*runtimeapi.Co
 		}
 		return out
 	}
-	sc := Security(pod, c)
+	sc := Security(pod, c, o.HostMaskedPaths)
 	if sc.Seccomp, err = SeccompProfile(pod, c, o.Seccomp); err != nil {
 		return nil, err
 	}

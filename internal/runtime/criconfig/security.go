@@ -34,12 +34,15 @@ func effectiveSC(pod *v1.Pod, c *v1.Container) *v1.SecurityContext {
 		}
 		sc.Capabilities, sc.Privileged = cs.Capabilities, cs.Privileged
 		sc.ReadOnlyRootFilesystem, sc.AllowPrivilegeEscalation = cs.ReadOnlyRootFilesystem, cs.AllowPrivilegeEscalation
+		sc.ProcMount = cs.ProcMount
 	}
 	return sc
 }
 
-// Security builds the container's LinuxContainerSecurityContext.
-func Security(pod *v1.Pod, c *v1.Container) *runtimeapi.LinuxContainerSecurityContext {
+// Security builds the container's LinuxContainerSecurityContext as upstream's
+// determineEffectiveSecurityContext (seccomp and AppArmor apart). hostMaskedPaths are masked
+// besides DefaultMaskedPaths (see ProcPaths).
+func Security(pod *v1.Pod, c *v1.Container, hostMaskedPaths []string) *runtimeapi.LinuxContainerSecurityContext {
 	sc := effectiveSC(pod, c)
 	out := &runtimeapi.LinuxContainerSecurityContext{NamespaceOptions: NamespaceOptions(pod)}
 	if sc.RunAsUser != nil {
@@ -75,7 +78,11 @@ func Security(pod *v1.Pod, c *v1.Container) *runtimeapi.LinuxContainerSecurityCo
 		if p.FSGroup != nil {
 			out.SupplementalGroups = append(out.SupplementalGroups, *p.FSGroup)
 		}
+		if p.SupplementalGroupsPolicy != nil && *p.SupplementalGroupsPolicy == v1.SupplementalGroupsPolicyStrict {
+			out.SupplementalGroupsPolicy = runtimeapi.SupplementalGroupsPolicy_Strict
+		}
 	}
+	out.MaskedPaths, out.ReadonlyPaths = ProcPaths(sc.ProcMount, hostMaskedPaths)
 	return out
 }
 
