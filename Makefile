@@ -68,3 +68,8 @@ cluster-down:
 
 cluster-status:
 	bash $(CLUSTER) status
+
+## conformance: upstream v1.37.1's sig-node Conformance specs on a cluster whose only node is nodelet (~15 min warm; hack/conformance.sh)
+.PHONY: conformance
+conformance:
+	bash hack/conformance.sh run

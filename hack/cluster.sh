@@ -16,6 +16,7 @@
 #   hack/cluster.sh kubeconfig NODE  make a client cert for system:node:NODE and print its kubeconfig path
 #   hack/cluster.sh stop-apiserver   stop only kube-apiserver (outage tests)
 #   hack/cluster.sh start-apiserver  start kube-apiserver again and wait for /readyz
+#   hack/cluster.sh ldflags          print the version ldflags of the build (hack/conformance.sh's too)
 #
 # State lives under CLUSTER_DIR (default /var/lib/nodelet-cluster), never in the git tree: pki/,
 # kubeconfigs, etcd data, logs/ and run/ (PID files). Binaries are cached in
@@ -580,8 +581,9 @@ main() {
 	kubeconfig) cmd_kubeconfig "${2:-}" ;;
 	stop-apiserver) cmd_stop_apiserver ;;
 	start-apiserver) cmd_start_apiserver ;;
+	ldflags) ldflags ;;
 	*)
-		sed -n '2,23p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+		sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
 		exit 2
 		;;
 	esac

@@ -28,6 +28,13 @@ type builder struct {
 	workdir   string // scratch directory for compiler outputs
 	os        string // image platform
 	arch      string
+	// k8sModule is hack/controlplane/k8s, the module that builds upstream's Go mains for the
+	// conformance images; bash a static bash and curl a curl (copied with its shared
+	// libraries) for them. Unset: no conformance images.
+	k8sModule string
+	bash      string
+	curl      string
+	built     map[string][]byte // Go binaries built in this run, by package
 }
 
 // recipe describes one test image.
@@ -122,25 +129,8 @@ func buildBusybox(ctx context.Context, b *builder) (v1.Image, error) {
 		return nil, fmt.Errorf("listing applets of %s: %w", b.busybox, err)
 	}
 	l := newTarLayer()
-	for _, d := range []string{"bin", "sbin", "usr/bin", "usr/sbin", "etc", "home", "var", "dev", "proc", "sys"} {
-		l.dir(d, 0o755)
-	}
-	l.dir("root", 0o700)
-	l.dir("tmp", 0o1777)
-	l.file("bin/busybox", 0o755, bin)
-	l.file("etc/passwd", 0o644, []byte("root:x:0:0:root:/root:/bin/sh\n"+
-		"nobody:x:65534:65534:nobody:/home:/bin/false\n"))
-	l.file("etc/group", 0o644, []byte("root:x:0:\nnobody:x:65534:\n"))
-	applets := 0
-	for _, p := range strings.Fields(string(list)) {
-		if p == "bin/busybox" {
-			continue
-		}
-		l.symlink(p, "/bin/busybox")
-		applets++
-	}
-	if applets == 0 || !strings.Contains("\n"+string(list), "\nbin/sh\n") {
-		return nil, fmt.Errorf("%s --list-full has no bin/sh (%d applets)", b.busybox, applets)
+	if err := busyboxRoot(l, b.busybox, bin, string(list), ""); err != nil {
+		return nil, err
 	}
 	layer, err := l.layer()
 	if err != nil {
@@ -151,6 +141,35 @@ func buildBusybox(ctx context.Context, b *builder) (v1.Image, error) {
 		Env:        []string{defaultPath},
 		WorkingDir: "/",
 	}, layer)
+}
+
+// busyboxRoot adds a small root file system to l: the usual directories, bin/busybox (bin, read
+// from path) with a symlink for each applet of list (busybox --list-full), and etc/passwd and
+// etc/group with root and nobody plus the lines of extraIDs (passwd lines, an empty line, group
+// lines). Entries added to l before keep their place: an applet path already there is skipped.
+func busyboxRoot(l *tarLayer, path string, bin []byte, list, extraIDs string) error {
+	for _, d := range []string{"bin", "sbin", "usr/bin", "usr/sbin", "etc", "home", "var", "dev", "proc", "sys"} {
+		l.dir(d, 0o755)
+	}
+	l.dir("root", 0o700)
+	l.dir("tmp", 0o1777)
+	l.file("bin/busybox", 0o755, bin)
+	users, groups, _ := strings.Cut(extraIDs, "\n\n")
+	l.file("etc/passwd", 0o644, []byte("root:x:0:0:root:/root:/bin/sh\n"+
+		"nobody:x:65534:65534:nobody:/home:/bin/false\n"+users))
+	l.file("etc/group", 0o644, []byte("root:x:0:\nnobody:x:65534:\n"+groups))
+	applets := 0
+	for _, p := range strings.Fields(list) {
+		if p == "bin/busybox" {
+			continue
+		}
+		l.symlink(p, "/bin/busybox")
+		applets++
+	}
+	if applets == 0 || !strings.Contains("\n"+list, "\nbin/sh\n") {
+		return fmt.Errorf("%s --list-full has no bin/sh (%d applets)", path, applets)
+	}
+	return nil
 }
 
 // hostPlatform is the platform of the binaries the recipes package.

@@ -20,6 +20,16 @@
 // private/busybox:1.35, the busybox image under a name only authenticated
 // pulls resolve (image pull secret tests).
 //
+// With -k8s-module (hack/controlplane/k8s, hack/conformance.sh images) the
+// images of conformanceCatalog are pushed too, under the names the upstream
+// v1.37.1 conformance suite runs (registry.k8s.io/e2e-test-images/...):
+// agnhost (upstream's Go program, built CGO_ENABLED=0 in that module, on
+// busybox, -bash and -curl with its libraries, with agnhost's user, group and
+// files), kitten (agnhost
+// with its picture), nonewprivs (upstream's nnp, setuid), busybox (busybox
+// with bash as /bin/sh, which keeps environment variables whose names are no
+// shell identifiers), nginx (busybox httpd on :80) and pause:3.10.2.
+//
 // To add an image, add a recipe to catalog in catalog.go: its repository
 // name, tags, the input files that should trigger a rebuild, and a build
 // function returning a v1.Image (usually assemble of one layer made with
@@ -28,5 +38,6 @@
 // Usage:
 //
 //	testimages [-registry 127.0.0.1:5000] [-src hack/testimages] [-testserver-src SRC/../testserver]
-//	           [-busybox /bin/busybox] [-auth-registry HOST:PORT -auth-user USER] [-force] [name...]
+//	           [-busybox /bin/busybox] [-auth-registry HOST:PORT -auth-user USER]
+//	           [-k8s-module DIR [-bash /bin/bash-static] [-curl /usr/bin/curl]] [-force] [name...]
 package main

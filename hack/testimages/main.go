@@ -59,6 +59,10 @@ func main() {
 	flag.StringVar(&o.authRegistry, "auth-registry", "",
 		"registry that requires basic auth, to push the private images to (plain HTTP); password in $"+authPasswordEnv)
 	flag.StringVar(&o.authUser, "auth-user", "", "user name for -auth-registry")
+	flag.StringVar(&o.builder.k8sModule, "k8s-module", "",
+		"module that builds k8s.io/kubernetes v1.37.1's test images (hack/controlplane/k8s); set, the conformance images are pushed too")
+	flag.StringVar(&o.builder.bash, "bash", "/bin/bash-static", "static bash binary for the conformance images (Debian's bash-static)")
+	flag.StringVar(&o.builder.curl, "curl", "/usr/bin/curl", "curl for the conformance agnhost image (copied with its shared libraries)")
 	flag.BoolVar(&o.force, "force", false, "build and push even when the registry has the same inputs")
 	flag.DurationVar(&o.timeout, "timeout", 5*time.Minute, "overall time limit")
 	flag.Parse()
@@ -107,6 +111,11 @@ func run(ctx context.Context, o options) error {
 	}
 	if err := push(target{registry: o.registry, auth: authn.Anonymous, force: o.force}, catalog()); err != nil {
 		return err
+	}
+	if o.builder.k8sModule != "" {
+		if err := push(target{registry: o.registry, auth: authn.Anonymous, force: o.force}, conformanceCatalog()); err != nil {
+			return err
+		}
 	}
 	if o.authRegistry != "" {
 		auth := &authn.Basic{Username: o.authUser, Password: o.authPassword}
