@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/types"
 )
@@ -39,6 +40,26 @@ func (m *Manager) removePodCgroups(uid types.UID) error {
 			if err := os.Remove(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				errs = append(errs, fmt.Errorf("remove pod cgroup %s: %w", dir, err))
 			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// removePodLogDirs removes the pod's log directory, <podLogsDir>/<namespace>_<name>_<uid>, as
+// upstream's container GC removes the log directories of pods that are gone. It is found by the
+// UID alone (housekeeping knows no more): neither a namespace nor a name holds "_".
+func (m *Manager) removePodLogDirs(uid types.UID) error {
+	if uid == "" || strings.ContainsAny(string(uid), `/\*?[`) {
+		return nil // never a pattern or a path: the UID is validated long before this
+	}
+	dirs, err := filepath.Glob(filepath.Join(m.cfg.PodLogsDir, "*_"+string(uid)))
+	if err != nil {
+		return fmt.Errorf("find the log directory of pod %s: %w", uid, err)
+	}
+	var errs []error
+	for _, dir := range dirs {
+		if err := os.RemoveAll(dir); err != nil {
+			errs = append(errs, fmt.Errorf("remove pod log directory %s: %w", dir, err))
 		}
 	}
 	return errors.Join(errs...)

@@ -265,7 +265,8 @@ func (m *Manager) KillPod(ctx context.Context, pod *v1.Pod, ps *container.PodSta
 	return nil
 }
 
-// RemovePod removes every container and sandbox of a terminated pod and its volumes.
+// RemovePod removes every container and sandbox of a terminated pod, its volumes, and once
+// they are gone its cgroups and its log directory.
 func (m *Manager) RemovePod(ctx context.Context, ps *container.PodStatus) error {
 	var errs []error
 	for _, cs := range ps.ContainerStatuses {
@@ -287,6 +288,9 @@ func (m *Manager) RemovePod(ctx context.Context, ps *container.PodStatus) error 
 	}
 	if len(errs) == 0 {
 		if err := m.removePodCgroups(ps.ID); err != nil {
+			errs = append(errs, err)
+		}
+		if err := m.removePodLogDirs(ps.ID); err != nil {
 			errs = append(errs, err)
 		}
 	}
