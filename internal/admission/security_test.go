@@ -3,11 +3,13 @@ package admission
 import (
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/version"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/ptr"
 )
 
@@ -181,5 +183,43 @@ func TestChecksOrder(t *testing.T) {
 	both.Spec.NodeName = "other"
 	if r := c.Admit(node, both, nil); r.Reason != NodeName {
 		t.Errorf("wrong node, hostUsers false and an AppArmor profile: %+v, want the predicates first", r)
+	}
+}
+
+func TestUserNamespaces(t *testing.T) {
+	containerd := []*runtimeapi.RuntimeHandler{ // what containerd 2.4.2 with runc 1.1.5 reports here
+		{Features: &runtimeapi.RuntimeHandlerFeatures{RecursiveReadOnlyMounts: true}},
+		{Name: "runc", Features: &runtimeapi.RuntimeHandlerFeatures{RecursiveReadOnlyMounts: true}},
+	}
+	err := UserNamespacesError(containerd, "")
+	if err == nil || err.Error() != "can't set `spec.hostUsers: false`, runtime does not support user namespaces" {
+		t.Errorf("default handler without user namespaces: %v", err)
+	}
+	if err := UserNamespacesError(containerd, "runc"); err == nil || err.Error() != "can't set `spec.hostUsers: false`, RuntimeClass handler \"runc\" does not support user namespaces" {
+		t.Errorf("named handler without user namespaces: %v", err)
+	}
+	capable := []*runtimeapi.RuntimeHandler{{Features: &runtimeapi.RuntimeHandlerFeatures{UserNamespaces: true}}}
+	if err := UserNamespacesError(capable, ""); err != nil {
+		t.Errorf("a handler with user namespaces: %v", err)
+	}
+
+	w, err := NewSysctlAllowlist(SafeSysctls(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := &v1.Node{Status: v1.NodeStatus{Allocatable: v1.ResourceList{v1.ResourcePods: resource.MustParse("10")}}}
+	c := Checks{Sysctls: w, UserNamespacesErr: UserNamespacesError(containerd, "")}
+	pod := pendingPod(func(p *v1.Pod) { p.Spec.HostUsers = ptr.To(false) })
+	if r := c.Admit(node, pod, nil); r.Reason != UnsupportedPodSpec ||
+		r.Message != "spec.hostUsers: can't set `spec.hostUsers: false`, runtime does not support user namespaces" {
+		t.Errorf("hostUsers false on a runtime without user namespaces: %+v", r)
+	}
+	c.UserNamespacesErr = nil // the runtime could: nodelet's own limit
+	if r := c.Admit(node, pod, nil); r.Reason != UnsupportedPodSpec || !strings.Contains(r.Message, "nodelet does not support") {
+		t.Errorf("hostUsers false on a runtime with user namespaces: %+v", r)
+	}
+	pod.Spec.HostUsers = ptr.To(true)
+	if r := c.Admit(node, pod, nil); !r.Admit {
+		t.Errorf("hostUsers true: %+v", r)
 	}
 }

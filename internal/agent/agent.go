@@ -204,6 +204,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	}
 	defer client.Close()
 	rs.update(ctx, client)
+	checks.UserNamespacesErr = userNamespacesError(ctx, client)
 	g.start("runtime status", func() error { rs.run(ctx, client, deps.Clock, 5*time.Second); return nil })
 	if cl != nil {
 		ready := func() []error {

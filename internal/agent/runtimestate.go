@@ -10,6 +10,8 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+
+	"github.com/nodelet/nodelet/internal/admission"
 )
 
 // statusReader is the CRI Status call.
@@ -79,4 +81,14 @@ func (s *runtimeState) run(ctx context.Context, rt statusReader, clk clock.WithT
 			s.update(ctx, rt)
 		}
 	}
+}
+
+// userNamespacesError asks the runtime whether its default handler runs pods in user
+// namespaces (admission.UserNamespacesError); when it cannot tell, it cannot.
+func userNamespacesError(ctx context.Context, client statusReader) error {
+	st, err := client.Status(ctx, false)
+	if err != nil {
+		klog.ErrorS(err, "Cannot read the runtime's features; pods with hostUsers: false will be refused")
+	}
+	return admission.UserNamespacesError(st.GetRuntimeHandlers(), "")
 }

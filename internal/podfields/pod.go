@@ -49,7 +49,9 @@ func podFields() []Field {
 		controlPlane("spec.topologySpreadConstraints", "scheduler", controlPlaneTest, ""),
 		partly("spec.setHostnameAsFQDN", "TestUnsupported", Unsupported, "false, or true without a subdomain or on the host network, changes nothing, as upstream."),
 		honoured("spec.os.name", "TestAdmit", "linux runs; another OS is refused with upstream's reason PodOSNotSupported."),
-		partly("spec.hostUsers", "TestUnsupported", Unsupported, "true or unset: the host's user namespace."),
+		partly("spec.hostUsers", "TestUserNamespaces", Unsupported, "true or unset: the host's user namespace. On a runtime whose "+
+			"handler reports no user-namespace support (CRI RuntimeStatus), false is refused in upstream's words: "+
+			"`can't set spec.hostUsers: false, runtime does not support user namespaces`."),
 		controlPlane("spec.schedulingGates", "scheduler", controlPlaneTest, "a gated pod is not bound to a node."),
 		refused("spec.resourceClaims", Unsupported, "static pods may not reference resource claims (upstream's rule)."),
 		partly("spec.resources", "TestQOSClass", Unsupported,

@@ -75,6 +75,28 @@ spec:
 			t.Errorf("AppArmor profile without AppArmor: reason %q message %q", p.Status.Reason, p.Status.Message)
 		}
 	}
+	// hostUsers: false. containerd 2.4.2 with Debian's runc 1.1.5 reports no user-namespace
+	// support for its handlers (CRI RuntimeStatus): the pod is refused, never run with host users.
+	n.write("userns.yaml", `apiVersion: v1
+kind: Pod
+metadata: {name: userns}
+spec:
+  hostUsers: false
+  containers:
+  - {name: c, image: busybox:1.35, command: ["cat", "/proc/self/uid_map"]}
+`)
+	p = n.waitPod("userns", 60*time.Second, "refused or run", func(p *v1.Pod) bool {
+		return p != nil && (p.Status.Phase == v1.PodFailed || p.Status.Phase == v1.PodSucceeded)
+	})
+	if p.Status.Phase == v1.PodSucceeded { // a runtime with user namespaces: never the identity mapping
+		if out := readContainerLog(t, n, p, "c"); strings.Fields(out)[0] == "0" && strings.Fields(out)[1] == "0" {
+			t.Errorf("hostUsers: false ran with the host's users: uid_map %q", out)
+		}
+	} else if p.Status.Reason != "UnsupportedPodSpec" || !strings.Contains(p.Status.Message, "spec.hostUsers: ") {
+		t.Errorf("hostUsers: false refused with reason %q message %q", p.Status.Reason, p.Status.Message)
+	} else {
+		t.Logf("hostUsers: false refused: %s", p.Status.Message)
+	}
 	if !n.hasEvent("forbidden", "SysctlForbidden", "kernel.sem") {
 		t.Errorf("no SysctlForbidden event: %v", n.events("forbidden"))
 	}
