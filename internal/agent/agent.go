@@ -162,7 +162,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	store := newRecorder(deps.Clock, cfg.NodeName)
 	recorder := &teeRecorder{local: store}
 	queue := syncloop.NewWorkQueue(deps.Clock)
-	nodeFor := standaloneNode(cfg.NodeName, facts, cfg.Cluster.MaxPods)
+	nodeFor := standaloneNode(cfg.NodeName, facts, cfg.Cluster.MaxPods, rs)
 	var cl *cluster
 	if cfg.Cluster.Kubeconfig != "" {
 		if cl, err = newCluster(cfg, deps, pods, queue); err != nil {
@@ -204,7 +204,8 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	}
 	defer client.Close()
 	rs.update(ctx, client)
-	checks.UserNamespacesErr = userNamespacesError(ctx, client)
+	_, handlers := rs.RuntimeFeatures()
+	checks.UserNamespacesErr = admission.UserNamespacesError(handlers, "")
 	g.start("runtime status", func() error { rs.run(ctx, client, deps.Clock, 5*time.Second); return nil })
 	if cl != nil {
 		ready := func() []error {
@@ -216,7 +217,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 			}
 			return errs
 		}
-		if err := cl.startNodeStatus(ctx, &g, cfg, deps, client, ready); err != nil {
+		if err := cl.startNodeStatus(ctx, &g, cfg, deps, client, rs, ready); err != nil {
 			return err
 		}
 		nodeFor = cl.admissionNode(nodeFor)

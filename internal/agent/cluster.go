@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 
 	"github.com/nodelet/nodelet/internal/admission"
 	"github.com/nodelet/nodelet/internal/apiobjects"
@@ -128,7 +129,7 @@ func (c *cluster) admissionNode(local func() *v1.Node) func() *v1.Node {
 
 // startNodeStatus registers the node and keeps its status and lease; it needs the runtime's
 // version, so it starts once the runtime answers.
-func (c *cluster) startNodeStatus(ctx context.Context, g *group, cfg Config, deps Deps, rt *cri.Client, ready func() []error) error {
+func (c *cluster) startNodeStatus(ctx context.Context, g *group, cfg Config, deps Deps, rt *cri.Client, features nodestatus.RuntimeFeaturesReporter, ready func() []error) error {
 	var ips []net.IP
 	for _, s := range strings.Split(cfg.NodeIP, ",") {
 		if ip := net.ParseIP(strings.TrimSpace(s)); ip != nil {
@@ -142,7 +143,7 @@ func (c *cluster) startNodeStatus(ctx context.Context, g *group, cfg Config, dep
 		UpdateFrequency: cc.UpdateFrequency, ReportFrequency: cc.ReportFrequency, LeaseDuration: cc.LeaseDuration,
 		KubeletPort: cc.KubeletPort, Version: Version, Clock: deps.Clock,
 	}, nodestatus.Deps{Client: c.client, HeartbeatClient: c.heartbeat, Machine: nodestatus.NewHostMachine(cfg.RootDir), Runtime: runtimeVersion{rt},
-		ReadinessErrors: ready, Recorder: c.events, OnRepeatedHeartbeatFailure: c.closeAll})
+		RuntimeFeatures: features, ReadinessErrors: ready, Recorder: c.events, OnRepeatedHeartbeatFailure: c.closeAll})
 	if err != nil {
 		return err
 	}
@@ -246,12 +247,21 @@ func (a nodeAdmission) Reject(pod *v1.Pod, reason, message string) {
 
 // standaloneNode is the Node admission checks against without an API server: the machine's
 // allocatable resources and maxPods, and the default labels.
-func standaloneNode(name string, facts nodeFacts, maxPods int32) func() *v1.Node {
+func standaloneNode(name string, facts nodeFacts, maxPods int32, rt nodestatus.RuntimeFeaturesReporter) func() *v1.Node {
 	alloc := facts.allocatable.DeepCopy()
 	alloc[v1.ResourcePods] = *resourceQuantity(int64(maxPods))
 	n := &v1.Node{}
 	n.Name = name
 	n.Labels = map[string]string{v1.LabelHostname: name, v1.LabelOSStable: goos(), v1.LabelArchStable: goarch()}
 	n.Status.Allocatable, n.Status.Capacity = alloc, alloc
-	return func() *v1.Node { return n }
+	return func() *v1.Node {
+		f, _ := rt.RuntimeFeatures()
+		if f == nil {
+			return n
+		}
+		// What the runtime can do, as the registered Node reports it (supplementalGroupsPolicy).
+		withFeatures := n.DeepCopy()
+		withFeatures.Status.Features = &v1.NodeFeatures{SupplementalGroupsPolicy: ptr.To(f.GetSupplementalGroupsPolicy())}
+		return withFeatures
+	}
 }

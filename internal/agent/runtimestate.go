@@ -10,8 +10,6 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
-
-	"github.com/nodelet/nodelet/internal/admission"
 )
 
 // statusReader is the CRI Status call.
@@ -22,8 +20,17 @@ type statusReader interface {
 // runtimeState polls the runtime's conditions (upstream's updateRuntimeUp, every 5 s) so the
 // sync loop and /healthz know whether it is ready, and why not.
 type runtimeState struct {
-	mu  sync.RWMutex
-	err error
+	mu       sync.RWMutex
+	err      error
+	features *runtimeapi.RuntimeFeatures // from the last answer; nil before the first
+	handlers []*runtimeapi.RuntimeHandler
+}
+
+// RuntimeFeatures is what the runtime said it can do in its last Status answer.
+func (s *runtimeState) RuntimeFeatures() (*runtimeapi.RuntimeFeatures, []*runtimeapi.RuntimeHandler) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.features, s.handlers
 }
 
 func newRuntimeState() *runtimeState {
@@ -42,8 +49,8 @@ func (s *runtimeState) Name() string { return "runtime" }
 func (s *runtimeState) Check() error { return s.RuntimeErr() }
 
 func (s *runtimeState) update(ctx context.Context, rt statusReader) {
-	err := func() error {
-		resp, err := rt.Status(ctx, false)
+	resp, err := rt.Status(ctx, false)
+	err = func() error {
 		if err != nil {
 			return fmt.Errorf("container runtime status check failed: %w", err)
 		}
@@ -57,6 +64,9 @@ func (s *runtimeState) update(ctx context.Context, rt statusReader) {
 	s.mu.Lock()
 	changed := (err == nil) != (s.err == nil)
 	s.err = err
+	if resp != nil {
+		s.features, s.handlers = resp.GetFeatures(), resp.GetRuntimeHandlers()
+	}
 	s.mu.Unlock()
 	if changed && err == nil {
 		klog.InfoS("Container runtime is ready")
@@ -81,14 +91,4 @@ func (s *runtimeState) run(ctx context.Context, rt statusReader, clk clock.WithT
 			s.update(ctx, rt)
 		}
 	}
-}
-
-// userNamespacesError asks the runtime whether its default handler runs pods in user
-// namespaces (admission.UserNamespacesError); when it cannot tell, it cannot.
-func userNamespacesError(ctx context.Context, client statusReader) error {
-	st, err := client.Status(ctx, false)
-	if err != nil {
-		klog.ErrorS(err, "Cannot read the runtime's features; pods with hostUsers: false will be refused")
-	}
-	return admission.UserNamespacesError(st.GetRuntimeHandlers(), "")
 }

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/clock"
 )
 
@@ -128,6 +129,12 @@ type MachineInfoGetter interface {
 	MachineInfo() (MachineInfo, error)
 }
 
+// RuntimeFeaturesReporter is what the runtime said of itself in its last CRI Status: nil
+// features before it answered.
+type RuntimeFeaturesReporter interface {
+	RuntimeFeatures() (*runtimeapi.RuntimeFeatures, []*runtimeapi.RuntimeHandler)
+}
+
 // RuntimeVersioner is the container runtime as the node status reports it.
 type RuntimeVersioner interface {
 	// RuntimeName is the CRI Version call's RuntimeName, such as "containerd".
@@ -167,6 +174,9 @@ type Deps struct {
 	ReadinessErrors func() []error
 	// Pressure reports resource pressure; nil means none.
 	Pressure PressureReporter
+	// RuntimeFeatures reports what the runtime and its handlers can do (CRI RuntimeStatus), for
+	// status.features and status.runtimeHandlers. Optional: nil reports neither.
+	RuntimeFeatures RuntimeFeaturesReporter
 	// Recorder records the node events upstream records; nil records none.
 	Recorder EventRecorder
 	// OnRepeatedHeartbeatFailure is called when status or lease updates fail repeatedly

@@ -155,6 +155,9 @@ func (m *Manager) observe(ctx context.Context) *observation {
 	if p := m.deps.Pressure; p != nil {
 		obs.memoryPressure, obs.diskPressure, obs.pidPressure = p.IsUnderMemoryPressure(), p.IsUnderDiskPressure(), p.IsUnderPIDPressure()
 	}
+	if f := m.deps.RuntimeFeatures; f != nil {
+		obs.runtimeFeatures, obs.runtimeHandlers = f.RuntimeFeatures()
+	}
 	return obs
 }
 

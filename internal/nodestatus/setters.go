@@ -10,6 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	utilversion "k8s.io/apimachinery/pkg/util/version"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/ptr"
 
 	"github.com/nodelet/nodelet/internal/resourcename"
@@ -34,6 +35,9 @@ type observation struct {
 	readinessErrs []error
 
 	memoryPressure, diskPressure, pidPressure bool
+
+	runtimeFeatures *runtimeapi.RuntimeFeatures // nil: the runtime has not said
+	runtimeHandlers []*runtimeapi.RuntimeHandler
 }
 
 // nodeEvent is an event upstream's setters record on the node.
@@ -61,7 +65,26 @@ func setNodeStatus(node *v1.Node, cfg *Config, obs *observation) ([]nodeEvent, e
 		events = append(events, setPressureCondition(node, obs.now, pc, pc.pressure(obs))...)
 	}
 	events = append(events, setReadyCondition(node, obs.now, obs.readinessErrs)...)
+	setRuntimeFeatures(node, obs)
 	return events, errors.Join(errs...)
+}
+
+// setRuntimeFeatures is upstream's NodeFeatures and RuntimeHandlers setters: what the runtime
+// reports it can do, so that the scheduler places pods that need it (supplementalGroupsPolicy:
+// Strict, user namespaces, recursive read-only mounts) on nodes that can. Nothing until the
+// runtime has answered.
+func setRuntimeFeatures(node *v1.Node, obs *observation) {
+	if obs.runtimeFeatures == nil {
+		return
+	}
+	node.Status.Features = &v1.NodeFeatures{SupplementalGroupsPolicy: ptr.To(obs.runtimeFeatures.GetSupplementalGroupsPolicy())}
+	node.Status.RuntimeHandlers = make([]v1.NodeRuntimeHandler, len(obs.runtimeHandlers))
+	for i, h := range obs.runtimeHandlers {
+		node.Status.RuntimeHandlers[i] = v1.NodeRuntimeHandler{Name: h.GetName(), Features: &v1.NodeRuntimeHandlerFeatures{
+			RecursiveReadOnlyMounts: ptr.To(h.GetFeatures().GetRecursiveReadOnlyMounts()),
+			UserNamespaces:          ptr.To(h.GetFeatures().GetUserNamespaces()),
+		}}
+	}
 }
 
 // setAddresses is upstream's NodeAddress setter without a cloud provider and with the node

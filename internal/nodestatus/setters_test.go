@@ -11,6 +11,7 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
 func TestSetAddresses(t *testing.T) {
@@ -370,4 +371,28 @@ func eventStrings(events []nodeEvent) []string {
 		out = append(out, e.eventType+" "+e.reason+" "+e.message)
 	}
 	return out
+}
+
+func TestSetRuntimeFeatures(t *testing.T) {
+	node := &v1.Node{}
+	setRuntimeFeatures(node, &observation{})
+	if node.Status.Features != nil || node.Status.RuntimeHandlers != nil {
+		t.Errorf("before the runtime answered: features %v handlers %v, want none", node.Status.Features, node.Status.RuntimeHandlers)
+	}
+	// What containerd 2.4.2 with runc 1.1.5 reports here.
+	setRuntimeFeatures(node, &observation{
+		runtimeFeatures: &runtimeapi.RuntimeFeatures{SupplementalGroupsPolicy: true},
+		runtimeHandlers: []*runtimeapi.RuntimeHandler{
+			{Features: &runtimeapi.RuntimeHandlerFeatures{RecursiveReadOnlyMounts: true}},
+			{Name: "runc", Features: &runtimeapi.RuntimeHandlerFeatures{RecursiveReadOnlyMounts: true}},
+		},
+	})
+	if f := node.Status.Features; f == nil || f.SupplementalGroupsPolicy == nil || !*f.SupplementalGroupsPolicy {
+		t.Errorf("features %+v, want supplementalGroupsPolicy true", f)
+	}
+	hs := node.Status.RuntimeHandlers
+	if len(hs) != 2 || hs[0].Name != "" || hs[1].Name != "runc" ||
+		!*hs[1].Features.RecursiveReadOnlyMounts || *hs[1].Features.UserNamespaces {
+		t.Errorf("runtime handlers %+v", hs)
+	}
 }

@@ -72,9 +72,10 @@ func securityFields() []Field {
 		honoured("spec.securityContext.runAsGroup", "TestSecurity", "the group of every container without its own, and of the sandbox."),
 		honoured("spec.securityContext.runAsNonRoot", "TestRunAsNonRoot", "checked against the image's user before start, with upstream's CreateContainerConfigError messages."),
 		honoured("spec.securityContext.supplementalGroups", "TestSecurity", "supplemental groups of every container and of the sandbox."),
-		partly("spec.securityContext.supplementalGroupsPolicy", "TestSecurity",
-			"Strict: the pod is refused with upstream's reason SupplementalGroupsPolicyNotSupported, because nodelet's node does not declare the feature",
-			"Merge (the default) merges the image's groups, as the runtime does."),
+		partly("spec.securityContext.supplementalGroupsPolicy", "TestSetRuntimeFeatures",
+			"Strict on a runtime that does not report the feature (CRI RuntimeStatus, e.g. containerd 1.x): upstream's reason SupplementalGroupsPolicyNotSupported",
+			"Merge (the default) merges the image's groups; Strict goes to the runtime, which then uses the pod's groups alone; "+
+				"the node declares status.features.supplementalGroupsPolicy from the runtime's answer, as upstream."),
 		honoured("spec.securityContext.fsGroup", "TestEmptyDirFSGroup",
 			"a supplemental group of every container; the volumes nodelet creates or writes are given to it (setgid), as upstream."),
 		honoured("spec.securityContext.sysctls", "TestSysctlsAndAppArmorAdmission",
