@@ -83,6 +83,17 @@ func TestClusterNodeRegistersReadyAndLeaseRenews(t *testing.T) {
 	if r := nodeCondition(node, v1.NodeReady); r.Reason != "KubeletReady" {
 		t.Errorf("Ready reason %q, want KubeletReady", r.Reason)
 	}
+	// What containerd 2.4.2 says it can do (CRI RuntimeStatus), as upstream's node reports it.
+	if f := node.Status.Features; f == nil || f.SupplementalGroupsPolicy == nil || !*f.SupplementalGroupsPolicy {
+		t.Errorf("status.features %+v, want supplementalGroupsPolicy true (containerd 2.4.2 reports it)", f)
+	}
+	handlers := map[string]bool{}
+	for _, h := range node.Status.RuntimeHandlers {
+		handlers[h.Name] = h.Features != nil && h.Features.RecursiveReadOnlyMounts != nil && *h.Features.RecursiveReadOnlyMounts
+	}
+	if !handlers[""] || !handlers["runc"] {
+		t.Errorf("status.runtimeHandlers %+v, want the default and runc handlers with recursive read-only mounts", node.Status.RuntimeHandlers)
+	}
 	out := cn.cp.kubectl(t, "get", "nodes", cn.name, "--no-headers")
 	if f := strings.Fields(out); len(f) < 2 || f[0] != cn.name || f[1] != "Ready" {
 		t.Errorf("kubectl get nodes: %q, want %s Ready", out, cn.name)

@@ -75,6 +75,22 @@ spec:
 			t.Errorf("AppArmor profile without AppArmor: reason %q message %q", p.Status.Reason, p.Status.Message)
 		}
 	}
+	// supplementalGroupsPolicy: Strict runs where the runtime reports the feature (containerd
+	// 2.4.2 does): the container's groups are the pod's.
+	n.write("strict.yaml", `apiVersion: v1
+kind: Pod
+metadata: {name: strict}
+spec:
+  restartPolicy: Never
+  securityContext: {supplementalGroups: [4321], supplementalGroupsPolicy: Strict}
+  containers:
+  - {name: c, image: busybox:1.35, command: ["grep", "^Groups:", "/proc/self/status"]}
+`)
+	p = n.waitPod("strict", 60*time.Second, "Succeeded", func(p *v1.Pod) bool { return p != nil && p.Status.Phase == v1.PodSucceeded })
+	if out := readContainerLog(t, n, p, "c"); !strings.Contains(out, "4321") {
+		t.Errorf("supplementalGroupsPolicy Strict: %q, want the pod's group 4321", out)
+	}
+
 	// hostUsers: false. containerd 2.4.2 with Debian's runc 1.1.5 reports no user-namespace
 	// support for its handlers (CRI RuntimeStatus): the pod is refused, never run with host users.
 	n.write("userns.yaml", `apiVersion: v1
