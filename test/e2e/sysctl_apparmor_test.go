@@ -31,7 +31,7 @@ spec:
 // profile on a host without AppArmor is refused with upstream's reason; the pods already
 // running are undisturbed.
 func TestSysctlsAndAppArmorAdmission(t *testing.T) {
-	n := startNode(t, "--allowed-unsafe-sysctls=kernel.msgm*")
+	n := startNode(t, "--allowed-unsafe-sysctls=kernel.msg*")
 	n.write("bystander.yaml", `apiVersion: v1
 kind: Pod
 metadata: {name: bystander}
