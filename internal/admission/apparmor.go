@@ -89,15 +89,6 @@ func AppArmorHostError(sysModule string) error {
 // allContainers lists the pod's init, regular and ephemeral containers (upstream's
 // podutil.AllContainers).
 func allContainers(pod *v1.Pod) []*v1.Container {
-	out := make([]*v1.Container, 0, len(pod.Spec.InitContainers)+len(pod.Spec.Containers)+len(pod.Spec.EphemeralContainers))
-	for i := range pod.Spec.InitContainers {
-		out = append(out, &pod.Spec.InitContainers[i])
-	}
-	for i := range pod.Spec.Containers {
-		out = append(out, &pod.Spec.Containers[i])
-	}
-	for i := range pod.Spec.EphemeralContainers {
-		out = append(out, (*v1.Container)(&pod.Spec.EphemeralContainers[i].EphemeralContainerCommon))
-	}
-	return out
+	all := append(ptrs(pod.Spec.InitContainers), ptrs(pod.Spec.Containers)...)
+	return append(all, ephemeralPtrs(pod)...)
 }
