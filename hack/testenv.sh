@@ -168,6 +168,12 @@ imports = []
         [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
           SystemdCgroup = false
           Root = '$TESTENV_DIR/runc'
+      # A second handler for RuntimeClass tests (same runc, same state root).
+      [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.nodelet-alt]
+        runtime_type = 'io.containerd.runc.v2'
+        [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.nodelet-alt.options]
+          SystemdCgroup = false
+          Root = '$TESTENV_DIR/runc'
     [plugins.'io.containerd.cri.v1.runtime'.cni]
       bin_dirs = ['/usr/lib/cni']
       conf_dir = '$CNI_CONF_DIR'

@@ -17,9 +17,19 @@ type Checks struct {
 	// AppArmorHostErr says why the host cannot enforce AppArmor (AppArmorHostError); nil when
 	// it can.
 	AppArmorHostErr error
-	// UserNamespacesErr says why the runtime cannot run a pod with hostUsers: false
-	// (UserNamespacesError); nil when it reports that it can.
-	UserNamespacesErr error
+	// Handlers is what the runtime reports of its handlers (CRI RuntimeStatus): whether the
+	// pod's handler can run it with hostUsers: false (UserNamespacesError).
+	Handlers []*runtimeapi.RuntimeHandler
+	// RuntimeClasses resolves a pod's runtimeClassName to its handler (cluster mode). Nil in
+	// standalone mode, where there is no RuntimeClass to read: a pod that names one is refused,
+	// never run with the default handler.
+	RuntimeClasses RuntimeHandlerResolver
+}
+
+// RuntimeHandlerResolver is upstream's runtime class manager: the handler of a RuntimeClass,
+// "" for nil or "".
+type RuntimeHandlerResolver interface {
+	LookupRuntimeHandler(runtimeClassName *string) (string, error)
 }
 
 // Admit runs the checks and returns the first refusal.
@@ -30,14 +40,33 @@ func (c Checks) Admit(node *v1.Node, pod *v1.Pod, admitted []*v1.Pod) Result {
 	if r := Admit(node, pod, admitted); !r.Admit {
 		return r
 	}
-	if c.UserNamespacesErr != nil && pod.Spec.HostUsers != nil && !*pod.Spec.HostUsers {
+	if class := pod.Spec.RuntimeClassName; class != nil && *class != "" && c.RuntimeClasses == nil {
+		return Result{Reason: UnsupportedPodSpec, Message: fmt.Sprintf("spec.runtimeClassName: RuntimeClass %q is an API object and nodelet "+
+			"runs standalone, with no API server to read it from; remove runtimeClassName or run the pod in cluster mode", *class)}
+	}
+	if pod.Spec.HostUsers != nil && !*pod.Spec.HostUsers {
 		// What is missing first: this runtime could not run the pod even once nodelet maps IDs.
-		return Result{Reason: UnsupportedPodSpec, Message: "spec.hostUsers: " + c.UserNamespacesErr.Error()}
+		if err := c.userNamespacesError(pod); err != nil {
+			return Result{Reason: UnsupportedPodSpec, Message: "spec.hostUsers: " + err.Error()}
+		}
 	}
 	if r := Unsupported(pod); !r.Admit {
 		return r
 	}
 	return AppArmor(pod, c.AppArmorHostErr)
+}
+
+// userNamespacesError says why the pod's runtime handler cannot run it in a user namespace.
+func (c Checks) userNamespacesError(pod *v1.Pod) error {
+	handler := ""
+	if c.RuntimeClasses != nil {
+		h, err := c.RuntimeClasses.LookupRuntimeHandler(pod.Spec.RuntimeClassName)
+		if err != nil {
+			return fmt.Errorf("can't tell whether the pod's runtime handler supports user namespaces: %w", err)
+		}
+		handler = h
+	}
+	return UserNamespacesError(c.Handlers, handler)
 }
 
 // UserNamespacesError says why the runtime handler cannot run pods in user namespaces, in

@@ -12,8 +12,8 @@
 // RejectedStatus is the Failed status upstream's rejectPod records for a pod it did not admit.
 //
 // Unsupported is nodelet's own check, where upstream has none because it honours everything:
-// a pod that sets a field to a value nodelet cannot honour (hostUsers: false, a RuntimeClass,
-// resource claims, a volume type nodelet does not set up...) is refused with reason
+// a pod that sets a field to a value nodelet cannot honour (hostUsers: false, resource
+// claims, a volume type nodelet does not set up...) is refused with reason
 // UnsupportedPodSpec and a message naming each such field by its path, rather than run
 // differently from what it asks. UnsupportedFields lists them for docs/pod-fields.md
 // (internal/podfields).

@@ -2,6 +2,7 @@ package admission
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -208,18 +209,69 @@ func TestUserNamespaces(t *testing.T) {
 		t.Fatal(err)
 	}
 	node := &v1.Node{Status: v1.NodeStatus{Allocatable: v1.ResourceList{v1.ResourcePods: resource.MustParse("10")}}}
-	c := Checks{Sysctls: w, UserNamespacesErr: UserNamespacesError(containerd, "")}
+	c := Checks{Sysctls: w, Handlers: containerd}
 	pod := pendingPod(func(p *v1.Pod) { p.Spec.HostUsers = ptr.To(false) })
 	if r := c.Admit(node, pod, nil); r.Reason != UnsupportedPodSpec ||
 		r.Message != "spec.hostUsers: can't set `spec.hostUsers: false`, runtime does not support user namespaces" {
 		t.Errorf("hostUsers false on a runtime without user namespaces: %+v", r)
 	}
-	c.UserNamespacesErr = nil // the runtime could: nodelet's own limit
+	// The handler of the pod's RuntimeClass is the one that must support them.
+	c.RuntimeClasses = classes{"alt": "runc"}
+	pod.Spec.RuntimeClassName = ptr.To("alt")
+	if r := c.Admit(node, pod, nil); r.Reason != UnsupportedPodSpec ||
+		r.Message != "spec.hostUsers: can't set `spec.hostUsers: false`, RuntimeClass handler \"runc\" does not support user namespaces" {
+		t.Errorf("hostUsers false with a class whose handler lacks them: %+v", r)
+	}
+	pod.Spec.RuntimeClassName = ptr.To("gone")
+	if r := c.Admit(node, pod, nil); r.Reason != UnsupportedPodSpec || !strings.Contains(r.Message, `"gone" not found`) {
+		t.Errorf("hostUsers false with an unknown class: %+v", r)
+	}
+	pod.Spec.RuntimeClassName = nil
+	c.Handlers = capable // the runtime could: nodelet's own limit
 	if r := c.Admit(node, pod, nil); r.Reason != UnsupportedPodSpec || !strings.Contains(r.Message, "nodelet does not support") {
 		t.Errorf("hostUsers false on a runtime with user namespaces: %+v", r)
 	}
 	pod.Spec.HostUsers = ptr.To(true)
 	if r := c.Admit(node, pod, nil); !r.Admit {
 		t.Errorf("hostUsers true: %+v", r)
+	}
+}
+
+// classes resolves RuntimeClasses from a map.
+type classes map[string]string
+
+var _ RuntimeHandlerResolver = classes(nil)
+
+func (c classes) LookupRuntimeHandler(name *string) (string, error) {
+	if name == nil || *name == "" {
+		return "", nil
+	}
+	if h, ok := c[*name]; ok {
+		return h, nil
+	}
+	return "", fmt.Errorf("runtimeclasses.node.k8s.io %q not found", *name)
+}
+
+// A RuntimeClass is honoured in cluster mode; standalone, where no API server holds one, a pod
+// that names a class is refused rather than run with the default handler.
+func TestRuntimeClassAdmission(t *testing.T) {
+	w, err := NewSysctlAllowlist(SafeSysctls(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := &v1.Node{Status: v1.NodeStatus{Allocatable: v1.ResourceList{v1.ResourcePods: resource.MustParse("10")}}}
+	pod := pendingPod(func(p *v1.Pod) { p.Spec.RuntimeClassName = ptr.To("gvisor") })
+	standalone := Checks{Sysctls: w}
+	if r := standalone.Admit(node, pod, nil); r.Admit || r.Reason != UnsupportedPodSpec ||
+		!strings.HasPrefix(r.Message, `spec.runtimeClassName: RuntimeClass "gvisor" is an API object and nodelet runs standalone`) {
+		t.Errorf("standalone: %+v, want a refusal naming the field", r)
+	}
+	cluster := Checks{Sysctls: w, RuntimeClasses: classes{}}
+	if r := cluster.Admit(node, pod, nil); !r.Admit {
+		t.Errorf("cluster mode: %+v, want admitted (the sandbox resolves the class)", r)
+	}
+	pod.Spec.RuntimeClassName = ptr.To("")
+	if r := standalone.Admit(node, pod, nil); !r.Admit {
+		t.Errorf("standalone, empty class: %+v", r)
 	}
 }

@@ -33,9 +33,6 @@ func unsupportedRules() []unsupportedRule {
 		podRule("spec.setHostnameAsFQDN", "true with a subdomain: nodelet does not make the pod's FQDN its hostname yet", func(s *v1.PodSpec) bool {
 			return s.SetHostnameAsFQDN != nil && *s.SetHostnameAsFQDN && s.Subdomain != "" && !s.HostNetwork
 		}),
-		podRule("spec.runtimeClassName", "nodelet runs every pod with the node's runtime handler and does not look up RuntimeClasses yet", func(s *v1.PodSpec) bool {
-			return s.RuntimeClassName != nil && *s.RuntimeClassName != ""
-		}),
 		podRule("spec.resourceClaims", needsDRA, func(s *v1.PodSpec) bool { return len(s.ResourceClaims) > 0 }),
 		{UnsupportedField{"spec.resources", "pod-level limits (and claims) are not supported by nodelet yet: it sets no limits on the pod's cgroup"},
 			func(pod *v1.Pod) []string {

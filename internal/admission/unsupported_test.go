@@ -40,8 +40,7 @@ func TestUnsupported(t *testing.T) {
 		{"setHostnameAsFQDN on the host network changes nothing upstream", func(p *v1.Pod) {
 			p.Spec.SetHostnameAsFQDN, p.Spec.Subdomain, p.Spec.HostNetwork = ptr.To(true), "sub", true
 		}, ""},
-		{"runtimeClassName", func(p *v1.Pod) { p.Spec.RuntimeClassName = ptr.To("gvisor") },
-			"spec.runtimeClassName: nodelet runs every pod with the node's runtime handler and does not look up RuntimeClasses yet"},
+		{"runtimeClassName: honoured (the sandbox's handler)", func(p *v1.Pod) { p.Spec.RuntimeClassName = ptr.To("gvisor") }, ""},
 		{"empty runtimeClassName", func(p *v1.Pod) { p.Spec.RuntimeClassName = ptr.To("") }, ""},
 		{"resourceClaims", func(p *v1.Pod) { p.Spec.ResourceClaims = []v1.PodResourceClaim{{Name: "gpu"}} },
 			"spec.resourceClaims: dynamic resource allocation (DRA) is not supported by nodelet yet"},

@@ -173,6 +173,8 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		desired = registeringDesired{Manager: pods, objects: cl.objects}
 		g.start("api objects", func() error { cl.objects.Run(ctx); return nil })
 		g.start("services", func() error { cl.services.Run(ctx); return nil })
+		g.start("runtime classes", func() error { cl.classes.Run(ctx); return nil })
+		checks.RuntimeClasses = cl.classes
 		cl.startAPISource(ctx, &g, cfg, deps, mux)
 	}
 	km, probeMetrics := metrics.New(deps.Clock), metrics.NewProbes()
@@ -204,8 +206,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	}
 	defer client.Close()
 	rs.update(ctx, client)
-	_, handlers := rs.RuntimeFeatures()
-	checks.UserNamespacesErr = admission.UserNamespacesError(handlers, "")
+	_, checks.Handlers = rs.RuntimeFeatures()
 	g.start("runtime status", func() error { rs.run(ctx, client, deps.Clock, 5*time.Second); return nil })
 	if cl != nil {
 		ready := func() []error {
@@ -238,7 +239,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		Recorder: recorder, Clock: deps.Clock, Hooks: lifecycle.New(deps.Clock, client), Logs: logs}
 	if cl != nil {
 		volCfg.Objects, volCfg.SubPathEnv = cl.objects, subPathEnv(facts, cl.objects, cl.services)
-		rtDeps.Objects, rtDeps.Services = cl.objects, cl.services
+		rtDeps.Objects, rtDeps.Services, rtDeps.RuntimeClasses = cl.objects, cl.services, cl.classes
 	}
 	vols := volumes.New(volCfg, volumes.NewSystemMounter())
 	rtDeps.Volumes = vols

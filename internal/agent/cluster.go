@@ -55,6 +55,7 @@ type cluster struct {
 	stopEvents func()
 	objects    *apiobjects.Manager
 	services   *apiobjects.Services
+	classes    *apiobjects.RuntimeClasses
 	mirrors    *mirrorpods.Manager
 	// node is set once the runtime answered (startNodeStatus); other goroutines read it.
 	node atomic.Pointer[nodestatus.Manager]
@@ -82,6 +83,9 @@ func newCluster(cfg Config, deps Deps, desired *podmanager.Manager, queue enqueu
 		return nil, err
 	}
 	if c.services, err = apiobjects.NewServices(client, deps.Clock); err != nil {
+		return nil, err
+	}
+	if c.classes, err = apiobjects.NewRuntimeClasses(client, deps.Clock); err != nil {
 		return nil, err
 	}
 	c.mirrors, err = mirrorpods.New(mirrorpods.Config{NodeName: cfg.NodeName, OnChange: func(fullNames []string) {

@@ -166,7 +166,7 @@ func newHarness(t *testing.T) *harness {
 	h := &harness{t: t, ctx: context.Background(), rt: runtimetest.NewFakeRuntime(clk), img: runtimetest.NewFakeImages(),
 		vol: &fakeVolumes{}, rec: &fakeRecorder{}, clock: clk}
 	h.img.SetFakeImages(testImage, sidecarImage)
-	h.cfg = Config{NodeName: "node-a", PodLogsDir: t.TempDir(), RuntimeHandler: "runc", SerializeImagePulls: true,
+	h.cfg = Config{NodeName: "node-a", PodLogsDir: t.TempDir(), SerializeImagePulls: true,
 		ClusterDNS: criconfig.ClusterDNS{Servers: []string{"10.96.0.10"}, Domain: "cluster.local"}}
 	m, err := New(h.cfg, Deps{Sandboxes: h.rt, Containers: h.rt, Reader: h.rt, Images: h.img,
 		Volumes: h.vol, Recorder: h.rec, Clock: clk})

@@ -57,7 +57,7 @@ func (m *Manager) imageVolumes(ctx context.Context, pc *podContext, c *v1.Contai
 			out = map[string]*runtimeapi.ImageSpec{}
 		}
 		out[vm.Name] = &runtimeapi.ImageSpec{Image: img.GetId(), UserSpecifiedImage: vol.Image.Reference,
-			RuntimeHandler: m.cfg.RuntimeHandler, Annotations: pc.pod.Annotations}
+			Annotations: pc.pod.Annotations}
 	}
 	return out, nil
 }

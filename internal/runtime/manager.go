@@ -78,7 +78,6 @@ type Config struct {
 	NodeName       string
 	PodLogsDir     string // /var/log/pods
 	CgroupRoot     string // the kubepods cgroup, "/kubepods"
-	RuntimeHandler string
 	ClusterDNS     criconfig.ClusterDNS
 	HostResolv     criconfig.ResolvConf
 	HostIPs        []string
@@ -121,6 +120,16 @@ type Deps struct {
 	// Services gives the service environment variables (KUBERNETES_SERVICE_HOST...). Optional:
 	// without it (standalone mode) containers get none, as upstream.
 	Services ServiceLister
+	// RuntimeClasses resolves a pod's runtimeClassName to the CRI runtime handler of its
+	// sandbox (cluster mode: internal/apiobjects). Optional: without it a pod that names a
+	// class gets no sandbox.
+	RuntimeClasses RuntimeHandlerResolver
+}
+
+// RuntimeHandlerResolver is upstream's runtime class manager: the handler of a RuntimeClass,
+// "" for nil or "".
+type RuntimeHandlerResolver interface {
+	LookupRuntimeHandler(runtimeClassName *string) (string, error)
 }
 
 // LogCleaner removes the rotated logs of a container about to be removed.

@@ -53,7 +53,15 @@ func (m *Manager) createSandbox(ctx context.Context, pod *v1.Pod, attempt uint32
 	if err := os.MkdirAll(cfg.LogDirectory, 0o755); err != nil {
 		return "", nil, nil, fmt.Errorf("create pod log directory %s: %w", cfg.LogDirectory, err)
 	}
-	id, err := m.deps.Sandboxes.RunPodSandbox(ctx, cfg, m.cfg.RuntimeHandler)
+	handler, err := m.runtimeHandler(pod)
+	if err != nil {
+		m.deps.Recorder.Eventf(pod, v1.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: %v", err)
+		return "", nil, nil, fmt.Errorf("create sandbox for pod %s: %w", klog.KObj(pod), err)
+	}
+	if handler != "" {
+		klog.V(2).InfoS("Running pod with runtime handler", "pod", klog.KObj(pod), "runtimeHandler", handler)
+	}
+	id, err := m.deps.Sandboxes.RunPodSandbox(ctx, cfg, handler)
 	if err != nil {
 		m.deps.Recorder.Eventf(pod, v1.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: %v", err)
 		return "", nil, nil, fmt.Errorf("create sandbox for pod %s: %w", klog.KObj(pod), err)
@@ -65,4 +73,18 @@ func (m *Manager) createSandbox(ctx context.Context, pod *v1.Pod, attempt uint32
 	ips := sandboxIPs(resp.GetStatus())
 	klog.V(2).InfoS("Created pod sandbox", "pod", klog.KObj(pod), "sandbox", id, "ips", ips, "attempt", attempt)
 	return id, cfg, ips, nil
+}
+
+// runtimeHandler is the CRI runtime handler of the pod's RuntimeClass, "" (the runtime's
+// default) for none. Without a resolver (standalone mode) a pod that names a class is an error:
+// admission refuses such pods, so this only guards against running one with the wrong handler.
+func (m *Manager) runtimeHandler(pod *v1.Pod) (string, error) {
+	name := pod.Spec.RuntimeClassName
+	if name == nil || *name == "" {
+		return "", nil
+	}
+	if m.deps.RuntimeClasses == nil {
+		return "", fmt.Errorf("RuntimeClass %q: nodelet has no API server to read RuntimeClasses from", *name)
+	}
+	return m.deps.RuntimeClasses.LookupRuntimeHandler(name)
 }

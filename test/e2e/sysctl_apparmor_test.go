@@ -113,6 +113,20 @@ spec:
 	} else {
 		t.Logf("hostUsers: false refused: %s", p.Status.Message)
 	}
+	// A RuntimeClass standalone: no API server holds it, so the pod is refused rather than run
+	// with the default handler (TestClusterRuntimeClass shows it honoured in cluster mode).
+	n.write("runtimeclass.yaml", `apiVersion: v1
+kind: Pod
+metadata: {name: runtimeclass}
+spec:
+  runtimeClassName: gvisor
+  containers:
+  - {name: c, image: busybox:1.35, command: ["true"]}
+`)
+	p = n.waitPod("runtimeclass", 60*time.Second, "Failed", func(p *v1.Pod) bool { return p != nil && p.Status.Phase == v1.PodFailed })
+	if p.Status.Reason != "UnsupportedPodSpec" || !strings.Contains(p.Status.Message, `spec.runtimeClassName: RuntimeClass "gvisor" is an API object`) {
+		t.Errorf("runtimeClassName standalone: reason %q message %q", p.Status.Reason, p.Status.Message)
+	}
 	if !n.hasEvent("forbidden", "SysctlForbidden", "kernel.sem") {
 		t.Errorf("no SysctlForbidden event: %v", n.events("forbidden"))
 	}

@@ -4,6 +4,8 @@ import (
 	"sort"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	resourcehelper "k8s.io/component-helpers/resource"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
 
@@ -82,6 +84,45 @@ func Resources(qos v1.PodQOSClass, c *v1.Container, memoryCapacity int64) *runti
 	}
 	if mem := c.Resources.Limits.Memory().Value(); mem > 0 {
 		r.MemoryLimitInBytes = mem
+	}
+	return r
+}
+
+// SandboxResources is upstream's calculateSandboxResources: the pod's requests and limits
+// without its overhead (cpu shares from the request, or from the limit when no container
+// requests cpu; CFS quota and memory limit from the limits), for runtimes that size the
+// sandbox (VM-based handlers) and for the pod cgroup.
+func SandboxResources(pod *v1.Pod) *runtimeapi.LinuxContainerResources {
+	opts := resourcehelper.PodResourcesOptions{ExcludeOverhead: true, SkipPodLevelResources: true}
+	req, lim := resourcehelper.PodRequests(pod, opts), resourcehelper.PodLimits(pod, opts)
+	var cpuRequest *resource.Quantity
+	if _, ok := req[v1.ResourceCPU]; ok {
+		cpuRequest = req.Cpu()
+	}
+	return linuxResources(cpuRequest, lim.Cpu(), lim.Memory())
+}
+
+// OverheadResources is upstream's convertOverheadToLinuxResources: the pod's overhead (from
+// its RuntimeClass) as guaranteed resources, requests equal to limits; empty without one.
+func OverheadResources(pod *v1.Pod) *runtimeapi.LinuxContainerResources {
+	if pod.Spec.Overhead == nil {
+		return &runtimeapi.LinuxContainerResources{}
+	}
+	cpu := pod.Spec.Overhead.Cpu()
+	return linuxResources(cpu, cpu, pod.Spec.Overhead.Memory())
+}
+
+// linuxResources is upstream's calculateLinuxResources with the CFS quota on (cpuCFSQuota,
+// default true) and its 100 ms period.
+func linuxResources(cpuRequest, cpuLimit, memoryLimit *resource.Quantity) *runtimeapi.LinuxContainerResources {
+	r := &runtimeapi.LinuxContainerResources{CpuPeriod: QuotaPeriod, CpuQuota: MilliCPUToQuota(cpuLimit.MilliValue(), QuotaPeriod)}
+	if cpuRequest == nil && cpuLimit != nil {
+		r.CpuShares = MilliCPUToShares(cpuLimit.MilliValue())
+	} else {
+		r.CpuShares = MilliCPUToShares(cpuRequest.MilliValue())
+	}
+	if m := memoryLimit.Value(); m != 0 {
+		r.MemoryLimitInBytes = m
 	}
 	return r
 }

@@ -78,6 +78,8 @@ func Sandbox(pod *v1.Pod, o SandboxOptions) (*runtimeapi.PodSandboxConfig, error
 	}
 	cfg.Linux = &runtimeapi.LinuxPodSandboxConfig{
 		CgroupParent: o.CgroupParent,
+		Resources:    SandboxResources(pod),
+		Overhead:     OverheadResources(pod),
 		SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
 			NamespaceOptions: NamespaceOptions(pod),
 			Privileged:       anyPrivileged(pod),
