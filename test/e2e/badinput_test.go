@@ -40,11 +40,18 @@ func TestBadManifestDirectory(t *testing.T) {
 		"garbage.bin":       "not valid YAML or JSON",
 		"loop.yaml":         "too many levels of symbolic links",
 		"unreadable.yaml":   "permission denied",
+		// Security fields (issue 14): each names the field at fault.
+		"bad-sysctl.yaml":   `spec.securityContext.sysctls[0].name: Invalid value: \"kernel.shm$max\"`,
+		"bad-seccomp.yaml":  `spec.containers[0].securityContext.seccompProfile.type: Unsupported value: \"Strict\"`,
+		"bad-apparmor.yaml": "spec.securityContext.appArmorProfile.localhostProfile: Required value",
 	}
 	put("malformed.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: m\n")
 	put("wrong-types.json", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"w"},"spec":{"containers":"busybox"}}`)
 	put("unknown-field.yml", "apiVersion: v1\nkind: Pod\nmetadata: {name: u}\nspec: {containers: [{name: c, imagee: busybox}]}\n")
 	put("invalid-spec.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: i}\nspec: {containers: [{name: c, image: busybox, ports: [{containerPort: 70000}]}]}\n")
+	put("bad-sysctl.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: bs}\nspec: {securityContext: {sysctls: [{name: \"kernel.shm$max\", value: \"1\"}]}, containers: [{name: c, image: busybox}]}\n")
+	put("bad-seccomp.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: bc}\nspec: {containers: [{name: c, image: busybox, securityContext: {seccompProfile: {type: Strict}}}]}\n")
+	put("bad-apparmor.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: ba}\nspec: {securityContext: {appArmorProfile: {type: Localhost}}, containers: [{name: c, image: busybox}]}\n")
 	put("zz-duplicate.yaml", strings.ReplaceAll(valid, "%s", "good-a"))
 	put("empty.yaml", "")
 	put("garbage.bin", "\x00\xff\xfe\x01binary\x00garbage\xc3\x28")

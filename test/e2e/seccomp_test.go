@@ -36,6 +36,7 @@ spec:
 // Localhost profile fails the container with the runtime's error, never a silent fallback.
 func TestSeccompProfiles(t *testing.T) {
 	n := startNode(t)
+	n.write("bystander.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: bystander}\nspec: {containers: [{name: c, image: busybox:1.35, command: [sleep, '3600']}]}\n")
 	if out := seccompOutput(t, n, "scmp-pod", "seccompProfile: {type: RuntimeDefault}", "", ""); !strings.Contains(out, "Seccomp:\t2") {
 		t.Errorf("pod-level RuntimeDefault: %q, want Seccomp: 2", out)
 	}
@@ -80,15 +81,21 @@ spec:
 	if msg := containerStatus(p, "c").State.Waiting.Message; !strings.Contains(msg, "absent.json") {
 		t.Errorf("the missing profile's error %q does not name it", msg)
 	}
-}
 
-// seccompDefault (--seccomp-default) gives RuntimeDefault to the pods that set no profile.
-func TestSeccompDefault(t *testing.T) {
-	n := startNode(t, "--seccomp-default=true")
-	if out := seccompOutput(t, n, "scmp-default", "", "", ""); !strings.Contains(out, "Seccomp:\t2") {
-		t.Errorf("seccompDefault on, no profile: %q, want Seccomp: 2", out)
+	// A malformed Localhost profile: the runtime's error, the other pods undisturbed.
+	if err := os.WriteFile(filepath.Join(dir, "broken.json"), []byte(`{"defaultAction": `), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	if out := seccompOutput(t, n, "scmp-optout", "seccompProfile: {type: Unconfined}", "", ""); !strings.Contains(out, "Seccomp:\t0") {
-		t.Errorf("seccompDefault on, pod Unconfined: %q, want Seccomp: 0", out)
+	n.write("scmp-broken.yaml", strings.ReplaceAll(strings.ReplaceAll(readFile(t, filepath.Join(n.manifests, "scmp-missing.yaml")),
+		"scmp-missing", "scmp-broken"), "absent.json", "broken.json"))
+	p = n.waitPod("scmp-broken", 60*time.Second, "CreateContainerError", func(p *v1.Pod) bool {
+		cs := containerStatus(p, "c")
+		return cs != nil && cs.State.Waiting != nil && cs.State.Waiting.Reason == "CreateContainerError"
+	})
+	if msg := containerStatus(p, "c").State.Waiting.Message; !strings.Contains(msg, "seccomp") {
+		t.Errorf("the malformed profile's error %q does not say seccomp", msg)
+	}
+	if b := n.pod("bystander"); b == nil || !isRunningReady(b) || containerStatus(b, "c").RestartCount != 0 {
+		t.Errorf("the running pod was disturbed: %+v", b)
 	}
 }
