@@ -73,9 +73,6 @@ func containerRules() []unsupportedRule {
 		containerRule("spec.containers[].resources.claims", needsDRA, func(c *v1.Container) []string {
 			return when(len(c.Resources.Claims) > 0, "resources.claims")
 		}),
-		containerRule("spec.containers[].resizePolicy", "in-place resize is not supported by nodelet yet", func(c *v1.Container) []string {
-			return when(len(c.ResizePolicy) > 0, "resizePolicy")
-		}),
 		containerRule("spec.containers[].restartPolicyRules", "action RestartAllContainers is not supported by nodelet yet", func(c *v1.Container) []string {
 			var out []string
 			for i, r := range c.RestartPolicyRules {

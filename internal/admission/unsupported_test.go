@@ -63,7 +63,7 @@ func TestUnsupported(t *testing.T) {
 			"spec.containers[0].resources.claims: dynamic resource allocation (DRA) is not supported by nodelet yet"},
 		{"resizePolicy", container(func(c *v1.Container) {
 			c.ResizePolicy = []v1.ContainerResizePolicy{{ResourceName: v1.ResourceCPU, RestartPolicy: v1.NotRequired}}
-		}), "spec.containers[0].resizePolicy: in-place resize is not supported by nodelet yet"},
+		}), ""},
 		{"RestartAllContainers", container(func(c *v1.Container) {
 			c.RestartPolicy = ptr.To(v1.ContainerRestartPolicyNever)
 			c.RestartPolicyRules = []v1.ContainerRestartRule{restart, restartAll}
@@ -148,9 +148,9 @@ func TestUnsupported(t *testing.T) {
 
 		{"every refusal is named", func(p *v1.Pod) {
 			p.Spec.HostUsers = ptr.To(false)
-			p.Spec.Containers[0].ResizePolicy = []v1.ContainerResizePolicy{{ResourceName: v1.ResourceCPU}}
+			p.Spec.Containers[0].Resources.Claims = []v1.ResourceClaim{{Name: "gpu"}}
 		}, "spec.hostUsers: false needs user namespaces, which nodelet does not support yet; " +
-			"spec.containers[0].resizePolicy: in-place resize is not supported by nodelet yet"},
+			"spec.containers[0].resources.claims: dynamic resource allocation (DRA) is not supported by nodelet yet"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -201,7 +201,7 @@ func TestUnsupportedFields(t *testing.T) {
 		}
 		seen[f.Field] = true
 	}
-	for _, want := range []string{"spec.hostUsers", "spec.volumes[].persistentVolumeClaim", "spec.containers[].resizePolicy"} {
+	for _, want := range []string{"spec.hostUsers", "spec.volumes[].persistentVolumeClaim", "spec.containers[].resources.claims"} {
 		if !seen[want] {
 			t.Errorf("%s is not listed", want)
 		}

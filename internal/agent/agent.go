@@ -17,6 +17,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/nodelet/nodelet/internal/admission"
+	"github.com/nodelet/nodelet/internal/allocation"
 	"github.com/nodelet/nodelet/internal/cri"
 	"github.com/nodelet/nodelet/internal/lifecycle"
 	"github.com/nodelet/nodelet/internal/logrotation"
@@ -243,6 +244,13 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	}
 	vols := volumes.New(volCfg, volumes.NewSystemMounter())
 	rtDeps.Volumes = vols
+	alloc, err := allocation.New(allocation.Config{RootDir: cfg.RootDir}, allocation.Deps{
+		Admission: nodeAdmission{node: func() *v1.Node { return nodeFor() }, checks: checks, statuses: statuses, recorder: recorder},
+		Recorder:  recorder, Clock: deps.Clock})
+	if err != nil {
+		return err
+	}
+	rtDeps.Actuations = alloc
 	resolv, _ := os.ReadFile(cfg.ResolvConf)
 	rt, err := runtime.New(runtime.Config{
 		NodeName: cfg.NodeName, PodLogsDir: cfg.PodLogsDir, CgroupRoot: "/kubepods",
@@ -271,15 +279,14 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	plegHealth.set(func() error { _, err := relister.Healthy(); return err })
 	probes := prober.NewManager(prober.Config{Clock: deps.Clock}, prober.Deps{Statuses: statuses, Exec: client, Recorder: recorder, Metrics: probeMetrics})
 	defer probes.Stop()
-	syncer := podsync.New(podsync.Config{HostIPs: facts.hostIPs}, rt, statuses, probes, deps.Clock).WithMetrics(km)
+	syncer := podsync.New(podsync.Config{HostIPs: facts.hostIPs}, rt, statuses, probes, deps.Clock).WithMetrics(km).WithAllocations(alloc)
 	if cl != nil {
 		syncer = syncer.WithMirrors(cl.mirrors)
 	}
 	workers := podworkers.New(podworkers.Config{Clock: deps.Clock, ResyncInterval: cfg.SyncFrequency, JitterFactor: 0.5},
 		podworkers.Deps{Syncer: syncer, Cache: cache, Requeuer: queue, Metrics: km})
 	defer workers.Stop()
-	dispatcher := syncloop.NewDispatcher(desired, workers, rt, vols, statuses, probes).
-		WithAdmission(nodeAdmission{node: func() *v1.Node { return nodeFor() }, checks: checks, statuses: statuses, recorder: recorder})
+	dispatcher := syncloop.NewDispatcher(desired, workers, rt, vols, statuses, probes).WithAdmission(alloc).WithResizer(alloc)
 	if cl != nil {
 		if err := cl.startStatusSync(ctx, &g, deps, statuses, workers); err != nil {
 			return err

@@ -1,8 +1,10 @@
 package container
 
 import (
+	"math"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 )
@@ -46,6 +48,40 @@ type Status struct {
 	RestartCount int
 	Reason       string // e.g. OOMKilled, Completed, Error
 	Message      string // the termination message
+	// Resources are what the runtime says the container runs with (CRI ContainerStatus
+	// resources); nil when it says nothing.
+	Resources *Resources
+}
+
+// Resources are a container's cpu and memory as the runtime applies them (upstream's
+// kubecontainer.ContainerResources); a nil field is unknown.
+type Resources struct {
+	CPURequest, CPULimit, MemoryRequest, MemoryLimit *resource.Quantity
+}
+
+// ResourcesFromCRI is upstream's toKubeContainerResources: cpu shares back to a request, the
+// CFS quota back to a limit, the memory limit; nil when the runtime reports none of them.
+func ResourcesFromCRI(r *runtimeapi.ContainerResources) *Resources {
+	l := r.GetLinux()
+	if l == nil {
+		return nil
+	}
+	out := &Resources{}
+	if l.CpuPeriod > 0 && l.CpuQuota > 0 {
+		if m := l.CpuQuota * 1000 / l.CpuPeriod; m > 0 {
+			out.CPULimit = resource.NewMilliQuantity(m, resource.DecimalSI)
+		}
+	}
+	if l.CpuShares >= 2 { // upstream's SharesToMilliCPU: MinShares and above
+		out.CPURequest = resource.NewMilliQuantity(int64(math.Ceil(float64(l.CpuShares*1000)/1024)), resource.DecimalSI)
+	}
+	if l.MemoryLimitInBytes > 0 {
+		out.MemoryLimit = resource.NewQuantity(l.MemoryLimitInBytes, resource.BinarySI)
+	}
+	if out.CPULimit == nil && out.CPURequest == nil && out.MemoryLimit == nil {
+		return nil
+	}
+	return out
 }
 
 // PodStatus is everything the runtime says about one pod: its sandboxes (newest first) and

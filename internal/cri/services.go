@@ -107,6 +107,14 @@ func (c *Client) StopContainer(ctx context.Context, id string, timeout int64) er
 	return err
 }
 
+// UpdateContainerResources changes a running container's resources (in-place resize).
+func (c *Client) UpdateContainerResources(ctx context.Context, id string, linux *runtimeapi.LinuxContainerResources) error {
+	ctx, cancel := call(ctx)
+	defer cancel()
+	_, err := c.Runtime.UpdateContainerResources(ctx, &runtimeapi.UpdateContainerResourcesRequest{ContainerId: id, Linux: linux})
+	return err
+}
+
 // RemoveContainer removes a container.
 func (c *Client) RemoveContainer(ctx context.Context, id string) error {
 	ctx, cancel := call(ctx)

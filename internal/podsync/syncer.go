@@ -43,6 +43,15 @@ type Mirrors interface {
 	Sync(ctx context.Context, static *v1.Pod) error
 }
 
+// Allocations is the allocation manager as the syncer uses it: the pod's allocated resources
+// (what the runtime and the status see, never the spec's wish), and its resize conditions.
+type Allocations interface {
+	Apply(pod *v1.Pod) *v1.Pod
+	InitActuated(allocated *v1.Pod)
+	SyncInProgress(allocated *v1.Pod, ps *container.PodStatus, resizeErr string) bool
+	ResizeConditions(uid types.UID) []v1.PodCondition
+}
+
 // Config is the node facts status generation needs.
 type Config struct {
 	HostIPs     []string
@@ -58,6 +67,7 @@ type Syncer struct {
 	clock    clock.PassiveClock
 	mirrors  Mirrors // nil in standalone mode
 	metrics  StartMetrics
+	alloc    Allocations // nil: pods run with their spec's resources, never resized
 
 	mu      sync.Mutex
 	waiting map[types.UID]map[string]status.WaitingReason // upstream's reason cache
@@ -80,6 +90,21 @@ type StartMetrics interface {
 func (s *Syncer) WithMetrics(m StartMetrics) *Syncer {
 	s.metrics = m
 	return s
+}
+
+// WithAllocations makes the syncer run and report pods with their allocated resources, and
+// resize them in place (internal/allocation).
+func (s *Syncer) WithAllocations(a Allocations) *Syncer {
+	s.alloc = a
+	return s
+}
+
+// allocated is the pod with its allocated resources.
+func (s *Syncer) allocated(pod *v1.Pod) *v1.Pod {
+	if s.alloc == nil {
+		return pod
+	}
+	return s.alloc.Apply(pod)
 }
 
 // WithMirrors makes SyncPod keep the mirror pods of static pods (cluster mode).
@@ -107,8 +132,12 @@ func (s *Syncer) generate(pod *v1.Pod, ps *container.PodStatus, terminal bool) v
 	waiting := s.waiting[pod.UID]
 	s.mu.Unlock()
 	probes := s.probeResults(pod, ps)
+	var resize []v1.PodCondition
+	if s.alloc != nil {
+		resize = s.alloc.ResizeConditions(pod.UID)
+	}
 	st := status.Generate(status.Input{Pod: pod, Runtime: ps, Old: old, Waiting: waiting, HostIPs: s.cfg.HostIPs,
-		Ready: probes.Ready, Started: probes.Started,
+		Ready: probes.Ready, Started: probes.Started, ResizeConditions: resize,
 		PodIsTerminal: terminal, RuntimeName: s.cfg.RuntimeName, Now: s.clock.Now()})
 	s.observeStart(pod, old, st)
 	s.statuses.SetPodStatus(pod, st)
@@ -133,6 +162,11 @@ func (s *Syncer) observeStart(pod *v1.Pod, old, st v1.PodStatus) {
 // reasons of this sync (CrashLoopBackOff, ImagePullBackOff...) show in the status the next sync
 // generates, as upstream's reason cache.
 func (s *Syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod *v1.Pod, ps *container.PodStatus) (bool, error) {
+	pod = s.allocated(pod)
+	if s.alloc != nil {
+		s.alloc.InitActuated(pod)
+		s.alloc.SyncInProgress(pod, ps, "")
+	}
 	st := s.generate(pod, ps, false)
 	if status.IsTerminal(st) {
 		klog.V(2).InfoS("Pod has finished", "pod", klog.KObj(pod), "phase", st.Phase)
@@ -145,7 +179,13 @@ func (s *Syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod *v1.P
 	s.mu.Lock()
 	s.waiting[pod.UID] = res.Waiting
 	s.mu.Unlock()
-	if len(res.Waiting) > 0 {
+	resized := false
+	if s.alloc != nil {
+		// A resize applied (or failed) in this sync shows now, not on the next one. The
+		// containers it resized or restarted ran before it: the view before the sync serves.
+		resized = s.alloc.SyncInProgress(pod, ps, res.ResizeErr)
+	}
+	if len(res.Waiting) > 0 || resized {
 		// Show the reasons now rather than on the next sync.
 		s.generate(pod, ps, false)
 	}
@@ -167,6 +207,7 @@ func (s *Syncer) syncMirror(ctx context.Context, pod *v1.Pod) {
 // SyncTerminatingPod stops every container within the grace period, then records the status of
 // the stopped pod.
 func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *v1.Pod, ps *container.PodStatus, gracePeriod int64) error {
+	pod = s.allocated(pod)
 	if err := s.runtime.KillPod(ctx, pod, ps, &gracePeriod); err != nil {
 		return err
 	}
@@ -187,6 +228,7 @@ func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *v1.Pod, ps *contai
 // as failed and a terminal phase (upstream's TerminatePod), and forgets the pod's waiting
 // reasons.
 func (s *Syncer) SyncTerminatedPod(_ context.Context, pod *v1.Pod, ps *container.PodStatus) error {
+	pod = s.allocated(pod)
 	final := status.Terminate(pod, s.generate(pod, ps, true), podconfig.IsStaticPod(pod))
 	s.statuses.SetPodStatus(pod, final)
 	s.mu.Lock()

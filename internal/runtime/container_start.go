@@ -122,6 +122,7 @@ func (m *Manager) startContainer(ctx context.Context, pc *podContext, spec start
 		return &ContainerError{Container: c.Name, Reason: ReasonCreateContainerError, Message: err.Error(), Err: err}
 	}
 	m.deps.Recorder.Eventf(pod, v1.EventTypeNormal, "Created", "Created container: %s", c.Name)
+	m.recordActuated(pod, c)
 	if err := m.deps.Containers.StartContainer(ctx, id); err != nil {
 		m.deps.Recorder.Eventf(pod, v1.EventTypeWarning, "Failed", "Error: %v", err)
 		return &ContainerError{Container: c.Name, Reason: ReasonRunContainerError, Message: err.Error(), Err: err}

@@ -31,6 +31,7 @@ type ContainerService interface {
 	StartContainer(ctx context.Context, containerID string) error
 	StopContainer(ctx context.Context, containerID string, timeout int64) error
 	RemoveContainer(ctx context.Context, containerID string) error
+	UpdateContainerResources(ctx context.Context, containerID string, linux *runtimeapi.LinuxContainerResources) error
 }
 
 // ContainerReader is the part of CRI that reads containers.
@@ -124,6 +125,9 @@ type Deps struct {
 	// sandbox (cluster mode: internal/apiobjects). Optional: without it a pod that names a
 	// class gets no sandbox.
 	RuntimeClasses RuntimeHandlerResolver
+	// Actuations records what each container was told and gives it back to the plan, for
+	// in-place resize (internal/allocation). Optional: without it containers are never resized.
+	Actuations Actuations
 }
 
 // RuntimeHandlerResolver is upstream's runtime class manager: the handler of a RuntimeClass,

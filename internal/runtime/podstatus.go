@@ -9,6 +9,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
@@ -81,8 +82,9 @@ func (m *Manager) toStatus(uid types.UID, c *runtimeapi.Container, s *runtimeapi
 		CreatedAt: nanos(s.GetCreatedAt()), StartedAt: nanos(s.GetStartedAt()), FinishedAt: nanos(s.GetFinishedAt()),
 		ExitCode: int(s.GetExitCode()), Image: c.GetImage().GetUserSpecifiedImage(), ImageRef: s.GetImageRef(),
 		Hash: hashOf(annotations), RestartCount: restartCountOf(annotations),
-		Reason: s.GetReason(), Message: s.GetMessage(),
+		Reason: s.GetReason(), Message: s.GetMessage(), Resources: container.ResourcesFromCRI(s.GetResources()),
 	}
+	m.fillFromActuated(uid, cs)
 	if cs.Image == "" {
 		cs.Image = s.GetImage().GetImage()
 	}
@@ -150,4 +152,32 @@ func nanos(ns int64) time.Time {
 		return time.Time{}
 	}
 	return time.Unix(0, ns)
+}
+
+// fillFromActuated completes what the runtime reports of a container's resources with the
+// actuated record, as upstream's toKubeContainerStatus: the memory request (which no cgroup
+// holds), or everything when the runtime reports nothing.
+func (m *Manager) fillFromActuated(uid types.UID, cs *container.Status) {
+	if m.deps.Actuations == nil || (cs.Resources != nil && cs.Resources.MemoryRequest != nil) {
+		return
+	}
+	a, ok := m.deps.Actuations.Actuated(uid)[cs.Name]
+	if !ok {
+		return
+	}
+	if cs.Resources == nil {
+		cs.Resources = &container.Resources{CPURequest: nonZero(a.Requests.Cpu()), CPULimit: nonZero(a.Limits.Cpu()),
+			MemoryRequest: nonZero(a.Requests.Memory()), MemoryLimit: nonZero(a.Limits.Memory())}
+		return
+	}
+	if q := a.Requests[v1.ResourceMemory]; !q.IsZero() {
+		cs.Resources.MemoryRequest = &q
+	}
+}
+
+func nonZero(q *resource.Quantity) *resource.Quantity {
+	if q.IsZero() {
+		return nil
+	}
+	return q
 }

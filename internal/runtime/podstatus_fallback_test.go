@@ -98,6 +98,9 @@ func (r *fbRuntime) CreateContainer(context.Context, string, *runtimeapi.Contain
 func (r *fbRuntime) StartContainer(context.Context, string) error       { return errFbNotImplemented }
 func (r *fbRuntime) StopContainer(context.Context, string, int64) error { return errFbNotImplemented }
 func (r *fbRuntime) RemoveContainer(context.Context, string) error      { return errFbNotImplemented }
+func (r *fbRuntime) UpdateContainerResources(context.Context, string, *runtimeapi.LinuxContainerResources) error {
+	return errFbNotImplemented
+}
 
 func (r *fbRuntime) PullImage(context.Context, *runtimeapi.ImageSpec, *runtimeapi.AuthConfig, *runtimeapi.PodSandboxConfig) (string, error) {
 	return "", errFbNotImplemented

@@ -23,6 +23,9 @@ type ProbeView struct {
 type SyncResult struct {
 	Waiting map[string]status.WaitingReason
 	Err     error
+	// ResizeErr is why an in-place resize failed (PodResizeInProgress reason Error); empty
+	// when none failed.
+	ResizeErr string
 }
 
 // keepDeadPerContainer is how many exited instances of a container are kept: the last one, for
@@ -36,7 +39,8 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, ps *container.PodSta
 		active = []*container.Status{}
 	}
 	p := plan.ComputePodActions(plan.Input{Pod: pod, Status: ps, ActiveContainerStatuses: active,
-		LivenessFailed: probes.LivenessFailed, StartupSucceeded: probes.StartupSucceeded, StartupFailed: probes.StartupFailed})
+		LivenessFailed: probes.LivenessFailed, StartupSucceeded: probes.StartupSucceeded, StartupFailed: probes.StartupFailed,
+		Actuated: m.actuated(pod)})
 	if !p.IsEmpty() {
 		klog.V(3).InfoS("Pod actions", "pod", klog.KObj(pod), "plan", p.String())
 	}
@@ -106,6 +110,13 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, ps *container.PodSta
 		c := &pod.Spec.Containers[i]
 		if err := m.startContainer(ctx, pc, regular(c)); err != nil {
 			m.noteStartError(pod, c, err, &res)
+		}
+	}
+	if len(p.ContainersToUpdate) > 0 {
+		if err := m.resizeContainers(ctx, pod, p.ContainersToUpdate); err != nil {
+			klog.ErrorS(err, "In-place resize failed; nodelet retries it with back-off", "pod", klog.KObj(pod))
+			res.ResizeErr = err.Error()
+			addErr(&res, err)
 		}
 	}
 	m.pruneDeadContainers(ctx, pod, ps)

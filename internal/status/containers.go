@@ -120,7 +120,7 @@ func (g *generator) containerStatuses(previous []v1.ContainerStatus, containers 
 			st.Started = &started
 		}
 		if spec := g.containerSpec(cs.Name); spec != nil {
-			st.Resources = spec.Resources.DeepCopy()
+			st.Resources = containerResources(spec, cs, st.ContainerID, oldPtr)
 			st.AllocatedResources = spec.Resources.Requests.DeepCopy()
 		}
 		if seen[cs.Name] == 0 {

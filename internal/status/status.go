@@ -71,6 +71,9 @@ type Input struct {
 	// SupportsRecursiveReadOnly says the pod's runtime handler supports recursive read-only
 	// mounts (volumeMounts[].recursiveReadOnly of the status).
 	SupportsRecursiveReadOnly bool
+	// ResizeConditions are the pod's PodResizePending and PodResizeInProgress conditions
+	// (internal/allocation), with their own observedGeneration.
+	ResizeConditions []v1.PodCondition
 	// Now is the time of this generation.
 	Now time.Time
 }
@@ -138,7 +141,7 @@ func Generate(in Input) v1.PodStatus {
 
 	g.applyProbeResults(&s)
 
-	s.Conditions = conditions(pod, old, apiStatus, rt, &s)
+	s.Conditions = append(conditions(pod, old, apiStatus, rt, &s), in.ResizeConditions...)
 
 	if len(in.HostIPs) > 0 {
 		s.HostIP = in.HostIPs[0]

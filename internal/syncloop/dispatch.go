@@ -63,6 +63,15 @@ type Admission interface {
 	Reject(pod *v1.Pod, reason, message string)
 }
 
+// Resizer decides in-place resizes (internal/allocation): a pod update whose spec asks for
+// other resources is allocated, deferred or found infeasible; deferred ones are retried.
+type Resizer interface {
+	HandleResize(pod *v1.Pod, active []*v1.Pod) (sync bool)
+	HasPending() bool
+	RetryPending(pods func(uid types.UID) (pod *v1.Pod, others []*v1.Pod, ok bool)) []types.UID
+	RemoveOrphans(keep func(types.UID) bool)
+}
+
 // Housekeeper is extra work housekeeping runs with the desired pods, e.g. deleting mirror pods
 // whose static pod is gone.
 type Housekeeper interface {
@@ -87,6 +96,7 @@ type Dispatcher struct {
 	waiting     map[types.UID]*v1.Pod
 
 	admission    Admission
+	resizer      Resizer
 	housekeepers []Housekeeper
 	// rejected are pods admission refused: they stay desired (their Failed status is reported)
 	// but never get a worker.
@@ -95,6 +105,10 @@ type Dispatcher struct {
 
 // WithAdmission makes the dispatcher admit each new pod before its worker starts it.
 func (d *Dispatcher) WithAdmission(a Admission) *Dispatcher { d.admission = a; return d }
+
+// WithResizer makes the dispatcher hand pod updates to the resizer before the workers, and
+// retry deferred resizes as pods come and go.
+func (d *Dispatcher) WithResizer(r Resizer) *Dispatcher { d.resizer = r; return d }
 
 // WithHousekeepers adds work to every housekeeping pass.
 func (d *Dispatcher) WithHousekeepers(h ...Housekeeper) *Dispatcher {
@@ -122,6 +136,7 @@ func (d *Dispatcher) HandlePodUpdate(u podconfig.PodUpdate) {
 			if !d.admit(pod) {
 				continue
 			}
+			d.resize(pod) // a resize made while nodelet was down
 			d.probes.AddPod(pod)
 			d.start(pod)
 		case podconfig.UPDATE, podconfig.DELETE:
@@ -130,6 +145,7 @@ func (d *Dispatcher) HandlePodUpdate(u podconfig.PodUpdate) {
 			if d.isRejected(pod.UID) {
 				continue
 			}
+			d.resize(pod)
 			d.probes.AddPod(pod)
 			if !d.isWaiting(pod.UID) {
 				d.workers.UpdatePod(podworkers.UpdatePodOptions{UpdateType: podworkers.SyncPodUpdate, Pod: pod})
@@ -182,8 +198,36 @@ func (d *Dispatcher) isWaiting(uid types.UID) bool {
 // predecessor has stopped.
 func (d *Dispatcher) HandleSyncs(uids []types.UID) {
 	d.startWaiting()
+	d.retryResizes()
 	for _, uid := range uids {
 		if pod, ok := d.desired.ByUID(uid); ok && !d.isWaiting(uid) && !d.isRejected(uid) {
+			d.workers.UpdatePod(podworkers.UpdatePodOptions{UpdateType: podworkers.SyncPodSync, Pod: pod})
+		}
+	}
+}
+
+// resize decides a pod's resize, if its spec asks for one.
+func (d *Dispatcher) resize(pod *v1.Pod) {
+	if d.resizer != nil && pod.DeletionTimestamp == nil {
+		d.resizer.HandleResize(pod, d.activePods(pod.UID))
+	}
+}
+
+// retryResizes decides deferred resizes again and syncs the pods whose allocation or
+// conditions changed.
+func (d *Dispatcher) retryResizes() {
+	if d.resizer == nil || !d.resizer.HasPending() {
+		return
+	}
+	changed := d.resizer.RetryPending(func(uid types.UID) (*v1.Pod, []*v1.Pod, bool) {
+		pod, ok := d.desired.ByUID(uid)
+		if !ok || d.isRejected(uid) || pod.DeletionTimestamp != nil {
+			return nil, nil, false
+		}
+		return pod, d.activePods(uid), true
+	})
+	for _, uid := range changed {
+		if pod, ok := d.desired.ByUID(uid); ok && !d.isWaiting(uid) {
 			d.workers.UpdatePod(podworkers.UpdatePodOptions{UpdateType: podworkers.SyncPodSync, Pod: pod})
 		}
 	}

@@ -19,6 +19,7 @@ import (
 // removed.
 func (d *Dispatcher) HandleHousekeeping(ctx context.Context) {
 	d.startWaiting()
+	d.retryResizes()
 	d.cleaner.GCBackOff()
 	desired := d.desired.Pods()
 	desiredUIDs := sets.New[types.UID]()
@@ -47,6 +48,12 @@ func (d *Dispatcher) HandleHousekeeping(ctx context.Context) {
 		remove = append(remove, rp)
 	}
 	d.removePods(ctx, remove)
+	if d.resizer != nil {
+		d.resizer.RemoveOrphans(func(uid types.UID) bool {
+			_, isKnown := known[uid]
+			return desiredUIDs.Has(uid) || inRuntime.Has(uid) || isKnown
+		})
+	}
 	dirs, err := d.dirs.PodDirs()
 	if err != nil {
 		klog.ErrorS(err, "Housekeeping could not list pod directories")

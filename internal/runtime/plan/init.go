@@ -86,6 +86,10 @@ func computeInitContainerActions(in Input, status *container.PodStatus, p *Plan)
 			if c.LivenessProbe != nil && in.LivenessFailed[c.Name] {
 				kill(cs, c, ReasonLivenessProbe, fmt.Sprintf("Init container %s failed liveness probe", c.Name))
 				p.InitContainersToStart = append(p.InitContainersToStart, i)
+				break
+			}
+			if !resizeAction(in, c, cs, p) { // a sidecar resizes as a regular container
+				p.InitContainersToStart = append(p.InitContainersToStart, i)
 			}
 
 		case container.StateExited:

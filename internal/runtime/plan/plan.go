@@ -39,6 +39,9 @@ type Plan struct {
 	// It is empty when KillPod is set: killing the pod kills them anyway (upstream fills it and
 	// then ignores it).
 	ContainersToKill map[string]KillInfo
+	// ContainersToUpdate are the running containers whose cpu or memory changes in place, by
+	// resource, decreases first (in-place resize). Empty when KillPod is set.
+	ContainersToUpdate map[v1.ResourceName][]ContainerUpdate
 }
 
 // KillInfo says why a container is killed; the runtime manager turns it into a Killing event
@@ -58,6 +61,8 @@ const (
 	ReasonUnknown       = "Unknown"
 	// ReasonDefinitionChanged is nodelet's: upstream leaves the reason empty for a changed spec.
 	ReasonDefinitionChanged = "ContainerDefinitionChanged"
+	// ReasonResize is nodelet's for a resize whose resizePolicy is RestartContainer.
+	ReasonResize = "ResizeRequiresRestart"
 )
 
 // Input is a pod's spec, its runtime view, and what the prober knows. Probe maps are keyed by
@@ -83,6 +88,11 @@ type Input struct {
 	// StartupFailed: the startup probe's last result is Failure (the container is killed). A
 	// name in neither startup map has a probe still in progress.
 	StartupFailed map[string]bool
+
+	// Actuated are the resources the runtime was told for each container (the allocation
+	// package's actuated record): a running container whose allocated cpu or memory differs is
+	// resized in place or restarted. nil: no resize.
+	Actuated map[string]v1.ResourceRequirements
 }
 
 // ComputePodActions is upstream's computePodActions (kuberuntime_manager.go, v1.37, with the
@@ -184,7 +194,11 @@ func ComputePodActions(in Input) Plan {
 			message = fmt.Sprintf("Container %s failed startup probe", c.Name)
 			reason = ReasonStartupProbe
 		default:
-			keepCount++
+			if resizeAction(in, c, cs, &p) {
+				keepCount++
+				continue
+			}
+			p.ContainersToStart = append(p.ContainersToStart, i) // resize requires a restart
 			continue
 		}
 		if restart {
@@ -207,6 +221,9 @@ func (p Plan) finish() Plan {
 	if p.KillPod || len(p.ContainersToKill) == 0 {
 		p.ContainersToKill = nil
 	}
+	if p.KillPod || len(p.ContainersToUpdate) == 0 {
+		p.ContainersToUpdate = nil
+	}
 	if len(p.InitContainersToStart) == 0 {
 		p.InitContainersToStart = nil
 	}
@@ -222,7 +239,8 @@ func (p Plan) finish() Plan {
 // IsEmpty reports whether the plan asks for nothing.
 func (p Plan) IsEmpty() bool {
 	return !p.KillPod && !p.CreateSandbox && len(p.InitContainersToStart) == 0 &&
-		len(p.ContainersToStart) == 0 && len(p.EphemeralContainersToStart) == 0 && len(p.ContainersToKill) == 0
+		len(p.ContainersToStart) == 0 && len(p.EphemeralContainersToStart) == 0 && len(p.ContainersToKill) == 0 &&
+		len(p.ContainersToUpdate) == 0
 }
 
 // String renders a plan for logs, as upstream's podActions.String.

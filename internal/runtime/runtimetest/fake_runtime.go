@@ -304,6 +304,9 @@ func (r *FakeRuntime) CreateContainer(_ context.Context, sandboxID string, confi
 		Annotations: config.GetAnnotations(),
 		LogPath:     config.GetLogPath(),
 	}
+	if res := config.GetLinux().GetResources(); res != nil {
+		st.Resources = &runtimeapi.ContainerResources{Linux: proto.Clone(res).(*runtimeapi.LinuxContainerResources)}
+	}
 	r.containers[id] = &fakeContainer{status: proto.Clone(st).(*runtimeapi.ContainerStatus), sandboxID: sandboxID,
 		config: proto.Clone(config).(*runtimeapi.ContainerConfig)}
 	return id, nil
@@ -325,6 +328,22 @@ func (r *FakeRuntime) StartContainer(_ context.Context, id string) error {
 	}
 	c.status.State = runtimeapi.ContainerState_CONTAINER_RUNNING
 	c.status.StartedAt = r.now()
+	return nil
+}
+
+// UpdateContainerResources replaces a container's resources, which its status then reports,
+// as containerd does.
+func (r *FakeRuntime) UpdateContainerResources(_ context.Context, id string, linux *runtimeapi.LinuxContainerResources) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.call("UpdateContainerResources"); err != nil {
+		return err
+	}
+	c, ok := r.containers[id]
+	if !ok {
+		return notFound("container", id)
+	}
+	c.status.Resources = &runtimeapi.ContainerResources{Linux: proto.Clone(linux).(*runtimeapi.LinuxContainerResources)}
 	return nil
 }
 
