@@ -181,9 +181,15 @@ func (s *Syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod *v1.P
 	s.mu.Unlock()
 	resized := false
 	if s.alloc != nil {
-		// A resize applied (or failed) in this sync shows now, not on the next one. The
-		// containers it resized or restarted ran before it: the view before the sync serves.
-		resized = s.alloc.SyncInProgress(pod, ps, res.ResizeErr)
+		// A resize applied (or failed) in this sync shows now, not on the next one, with the
+		// resources the runtime reports after it. (The worker's next sync waits for a view
+		// newer than this one, so the cached view is refreshed then.)
+		if res.Resized {
+			if fresh, err := s.runtime.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace); err == nil {
+				ps = fresh
+			}
+		}
+		resized = s.alloc.SyncInProgress(pod, ps, res.ResizeErr) || res.Resized
 	}
 	if len(res.Waiting) > 0 || resized {
 		// Show the reasons now rather than on the next sync.

@@ -26,6 +26,9 @@ type SyncResult struct {
 	// ResizeErr is why an in-place resize failed (PodResizeInProgress reason Error); empty
 	// when none failed.
 	ResizeErr string
+	// Resized: containers were updated in place; the runtime's view before the sync no longer
+	// shows their resources.
+	Resized bool
 }
 
 // keepDeadPerContainer is how many exited instances of a container are kept: the last one, for
@@ -113,6 +116,7 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, ps *container.PodSta
 		}
 	}
 	if len(p.ContainersToUpdate) > 0 {
+		res.Resized = true
 		if err := m.resizeContainers(ctx, pod, p.ContainersToUpdate); err != nil {
 			klog.ErrorS(err, "In-place resize failed; nodelet retries it with back-off", "pod", klog.KObj(pod))
 			res.ResizeErr = err.Error()

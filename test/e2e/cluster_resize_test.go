@@ -151,8 +151,18 @@ func TestClusterInPlaceResize(t *testing.T) {
 		t.Errorf("after the restart of nodelet: cpu.cfs_quota_us %q, want 30000", got)
 	}
 
-	// A resize beyond what the node has: Deferred, as upstream 1.37, nothing applied.
-	cn.resize(t, name, `{"spec":{"containers":[{"name":"app","resources":{"requests":{"memory":"4000Gi"},"limits":{"memory":"4000Gi"}}}]}}`)
+	// A resize the node cannot fit next to another pod: Deferred (upstream 1.37's reason for
+	// any admission refusal but an infeasible one), nothing applied; it goes through once the
+	// other pod is gone.
+	node, err := cn.cp.client.CoreV1().Nodes().Get(context.Background(), cn.name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	half := resource.NewQuantity(node.Status.Allocatable.Memory().Value()*6/10, resource.BinarySI).String()
+	hog := cn.applyPod(t, "hog", "  containers:\n  - name: c\n    image: docker.io/library/busybox:1.35\n    command: [sleep, '3600']\n"+
+		"    resources: {requests: {memory: "+half+"}}\n")
+	cn.waitAPIPod("default", hog, 90*time.Second, "Running", func(p *v1.Pod) bool { return p != nil && isRunningReady(p) })
+	cn.resize(t, name, `{"spec":{"containers":[{"name":"app","resources":{"requests":{"memory":"`+half+`"},"limits":{"memory":"`+half+`"}}}]}}`)
 	pod = cn.waitAPIPod("default", name, 30*time.Second, "PodResizePending", func(p *v1.Pod) bool {
 		return p != nil && condition(p, v1.PodResizePending) != nil
 	})
@@ -160,15 +170,56 @@ func TestClusterInPlaceResize(t *testing.T) {
 		c.ObservedGeneration != pod.Generation {
 		t.Errorf("PodResizePending %+v, want Deferred naming memory at generation %d", c, pod.Generation)
 	}
-	if got := cn.cgroupValue(t, name, "app", memLimit); got != "100663296" {
-		t.Errorf("a deferred resize reached the cgroup: memory.limit_in_bytes %s", got)
-	}
-	if c := containerStatus(pod, "app"); c.ContainerID != appID || !sameResources(*c.Resources, want) {
+	if c := containerStatus(pod, "app"); c.ContainerID != appID || !sameResources(*c.Resources, want) || !sameList(c.AllocatedResources, want.Requests) {
 		t.Errorf("a deferred resize changed app: %+v", c)
 	}
-	// Asking for the allocated resources again ends the wait.
+	if !cn.hasAPIEvent(name, "ResizeDeferred") {
+		t.Error("no ResizeDeferred event")
+	}
+	if err := cn.cp.client.CoreV1().Pods("default").Delete(context.Background(), hog, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pod = cn.waitAPIPod("default", name, 60*time.Second, "the deferred resize done once the other pod went", resized)
+	if c := containerStatus(pod, "app"); c.ContainerID != appID || !c.AllocatedResources.Memory().Equal(resource.MustParse(half)) {
+		t.Errorf("after the other pod went, app: %+v", c)
+	}
+
+	// An impossible value: a memory limit below what the container uses. The runtime refuses
+	// it; PodResizeInProgress says why (reason Error), the containers keep running.
+	restarterID := containerStatus(pod, "restarter").ContainerID
+	cn.resize(t, name, `{"spec":{"containers":[{"name":"app","resources":{"requests":{"memory":"64Ki"},"limits":{"memory":"64Ki"}}}]}}`)
+	pod = cn.waitAPIPod("default", name, 30*time.Second, "PodResizeInProgress with an error", func(p *v1.Pod) bool {
+		c := condition(p, v1.PodResizeInProgress)
+		return c != nil && c.Reason == v1.PodReasonError
+	})
+	if c := condition(pod, v1.PodResizeInProgress); !strings.Contains(c.Message, `failed to update memory of container "app"`) {
+		t.Errorf("PodResizeInProgress %+v, want the runtime's refusal naming the container", c)
+	}
+	t.Logf("impossible resize: %s", condition(pod, v1.PodResizeInProgress).Message)
+	if !cn.hasAPIEvent(name, "ResizeError") {
+		t.Error("no ResizeError event")
+	}
+	if a, r := containerStatus(pod, "app"), containerStatus(pod, "restarter"); a.ContainerID != appID || a.State.Running == nil ||
+		r.ContainerID != restarterID || r.State.Running == nil {
+		t.Errorf("a refused resize disturbed the containers: %+v %+v", a, r)
+	}
 	cn.resize(t, name, `{"spec":{"containers":[{"name":"app","resources":{"requests":{"memory":"48Mi"},"limits":{"memory":"96Mi"}}}]}}`)
-	cn.waitAPIPod("default", name, 30*time.Second, "resize pending cleared", resized)
+	cn.waitAPIPod("default", name, 60*time.Second, "resize done after the impossible one was taken back", resized)
+	cn.waitCgroup(t, name, "app", memLimit, "100663296", 10*time.Second)
+}
+
+// hasAPIEvent reports whether the API server holds an event with the reason for the pod.
+func (cn *clusterNode) hasAPIEvent(pod, reason string) bool {
+	evs, err := cn.cp.client.CoreV1().Events("default").List(context.Background(), metav1.ListOptions{FieldSelector: "involvedObject.name=" + pod})
+	if err != nil {
+		return false
+	}
+	for _, e := range evs.Items {
+		if e.Reason == reason {
+			return true
+		}
+	}
+	return false
 }
 
 func sameList(a, b v1.ResourceList) bool {
