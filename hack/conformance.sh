@@ -29,7 +29,7 @@ SKIP=${CONFORMANCE_SKIP:-'\[Serial\]|\[Disruptive\]|\[Flaky\]'}
 PROCS=${CONFORMANCE_PROCS:-3}
 NODE_NAME=${CONFORMANCE_NODE:-$(hostname | tr '[:upper:]' '[:lower:]')}
 NODELET_BIN=${CONFORMANCE_NODELET:-}
-PACKAGES=(bash-static jq iproute2 curl)
+PACKAGES=(bash-static jq iproute2 curl bzip2 make gcc libc6-dev)
 REPO_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 K8S_MODULE_DIR=$REPO_DIR/hack/controlplane/k8s
 CLUSTER=$REPO_DIR/hack/cluster.sh
@@ -115,6 +115,37 @@ cmd_build() {
 IMAGES=(registry.k8s.io/pause:3.10.2 registry.k8s.io/e2e-test-images/{agnhost:2.66.1,agnhost:2.55,kitten:1.8}
 	registry.k8s.io/e2e-test-images/{nonewprivs:1.4,busybox:1.37.0-2,nginx:1.27.0-2,nginx:1.28.0-2})
 
+# Upstream's busybox for e2e-test-images/busybox, built from Debian's copy of its release
+# tarball: its ash keeps environment variables whose names are no shell identifiers (envFrom's
+# data-1), which Debian's busybox-static (1.35 and 1.37) drops, and prints ash's error texts.
+BUSYBOX_VERSION=1.37.0
+BUSYBOX_URL=http://deb.debian.org/debian/pool/main/b/busybox/busybox_$BUSYBOX_VERSION.orig.tar.bz2
+BUSYBOX_SHA256=3311dff32e746499f4df0d5df04d7eb396382d7e108bb9250e7b519b837043a4
+
+# ash_busybox builds it once (about 2 minutes), cached in K8S_CACHE, checks its ash keeps such a
+# variable, and prints its path.
+ash_busybox() {
+	local dir=$K8S_CACHE/busybox-$BUSYBOX_VERSION
+	if [[ ! -x $dir/busybox ]]; then
+		log "building busybox $BUSYBOX_VERSION from source (once)"
+		local tmp
+		tmp=$(mktemp -d)
+		curl -fsSL --retry 3 -o "$tmp/src.tar.bz2" "$BUSYBOX_URL" || die "downloading $BUSYBOX_URL failed"
+		echo "$BUSYBOX_SHA256  $tmp/src.tar.bz2" | sha256sum -c --quiet - || die "$BUSYBOX_URL: checksum mismatch"
+		tar -xjf "$tmp/src.tar.bz2" -C "$tmp"
+		# Static, and without tc, which does not build against current kernel headers.
+		(cd "$tmp/busybox-$BUSYBOX_VERSION" && make defconfig >/dev/null &&
+			sed -i 's/^# CONFIG_STATIC is not set/CONFIG_STATIC=y/; s/^CONFIG_TC=y/# CONFIG_TC is not set/' .config &&
+			make -j"$(nproc)" >"$tmp/build.log" 2>&1) || { tail -n 30 "$tmp/build.log" >&2; die "building busybox failed"; }
+		mkdir -p "$dir"
+		cp "$tmp/busybox-$BUSYBOX_VERSION/busybox" "$dir/busybox.tmp" && mv "$dir/busybox.tmp" "$dir/busybox"
+		rm -rf "$tmp"
+	fi
+	env 'data-1=kept' "$dir/busybox" ash -c env | grep -qx 'data-1=kept' ||
+		die "$dir/busybox: its ash drops variables that are no shell identifiers"
+	echo "$dir/busybox"
+}
+
 # testenv_env: hack/testenv.sh's environment (CONTAINER_RUNTIME_ENDPOINT, TESTENV_REGISTRY...).
 testenv_env() { bash "$TESTENV" env; }
 
@@ -126,8 +157,10 @@ cmd_images() {
 	mkdir -p "$TOOLS_DIR"
 	(cd "$REPO_DIR" && GOFLAGS=-buildvcs=false go build -o "$TOOLS_DIR/testimages" ./hack/testimages) ||
 		die "building hack/testimages failed"
+	local ash_bb
+	ash_bb=$(ash_busybox)
 	log "building and pushing the conformance images to $registry (agnhost is a Go build: minutes when cold)"
-	"$TOOLS_DIR/testimages" -registry "$registry" -src "$REPO_DIR/hack/testimages" -busybox /bin/busybox \
+	"$TOOLS_DIR/testimages" -registry "$registry" -src "$REPO_DIR/hack/testimages" -busybox /bin/busybox -ash-busybox "$ash_bb" \
 		-k8s-module "$K8S_MODULE_DIR" -bash /bin/bash-static -curl /usr/bin/curl -workdir "$CONFORMANCE_DIR/tmp" -timeout 60m ||
 		die "pushing the conformance images failed"
 	# Pods pull IfNotPresent: forget the copies containerd holds, which may predate the push.

@@ -34,7 +34,9 @@ type builder struct {
 	k8sModule string
 	bash      string
 	curl      string
-	built     map[string][]byte // Go binaries built in this run, by package
+	// ashBusybox is upstream's busybox 1.37 for e2e-test-images/busybox (see buildE2EBusybox).
+	ashBusybox string
+	built      map[string][]byte // Go binaries built in this run, by package
 }
 
 // recipe describes one test image.

@@ -61,6 +61,8 @@ func main() {
 	flag.StringVar(&o.authUser, "auth-user", "", "user name for -auth-registry")
 	flag.StringVar(&o.builder.k8sModule, "k8s-module", "",
 		"module that builds k8s.io/kubernetes v1.37.1's test images (hack/controlplane/k8s); set, the conformance images are pushed too")
+	flag.StringVar(&o.builder.ashBusybox, "ash-busybox", "",
+		"static busybox whose ash keeps environment variables that are no shell identifiers (upstream 1.37; hack/conformance.sh builds it), for e2e-test-images/busybox")
 	flag.StringVar(&o.builder.bash, "bash", "/bin/bash-static", "static bash binary for the conformance images (Debian's bash-static)")
 	flag.StringVar(&o.builder.curl, "curl", "/usr/bin/curl", "curl for the conformance agnhost image (copied with its shared libraries)")
 	flag.BoolVar(&o.force, "force", false, "build and push even when the registry has the same inputs")
