@@ -257,6 +257,7 @@ func (m *Manager) ResizeConditions(uid types.UID) []v1.PodCondition {
 }
 
 // Actuated is what the runtime was told for the pod's containers; nil when nothing is known.
+// The record is shared (every change replaces it): callers must not modify it.
 func (m *Manager) Actuated(uid types.UID) Resources {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -332,11 +333,6 @@ func (m *Manager) SyncInProgress(allocated *v1.Pod, ps *container.PodStatus, res
 		return true
 	}
 	return false
-}
-
-// RemovePod forgets a pod that is gone.
-func (m *Manager) RemovePod(uid types.UID) {
-	m.RemoveOrphans(func(u types.UID) bool { return u != uid })
 }
 
 // RemoveOrphans forgets every pod keep rejects (housekeeping: pods neither desired nor
