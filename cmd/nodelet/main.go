@@ -21,6 +21,7 @@ import (
 
 	"github.com/nodelet/nodelet/internal/agent"
 	"github.com/nodelet/nodelet/internal/cli"
+	"github.com/nodelet/nodelet/internal/imagegc"
 	"github.com/nodelet/nodelet/internal/kubeletconfig"
 	"github.com/nodelet/nodelet/internal/logrotation"
 	"github.com/nodelet/nodelet/internal/podconfig"
@@ -77,24 +78,27 @@ func run(args []string) int {
 		return 2
 	}
 	err = agent.Run(ctx, agent.Config{
-		NodeName:             cfg.NodeName,
-		NodeIP:               cfg.NodeIP,
-		RootDir:              cfg.RootDir,
-		PodLogsDir:           kc.PodLogsDir,
-		RuntimeEndpoint:      kc.ContainerRuntimeEndpoint,
-		ReadOnlyAddress:      readOnly,
-		Profiling:            ptr.Deref(kc.EnableProfilingHandler, true),
-		StaticPodPath:        kc.StaticPodPath,
-		FileCheckFrequency:   kc.FileCheckFrequency.Duration,
-		StaticPodURL:         kc.StaticPodURL,
-		StaticPodURLHeader:   http.Header(kc.StaticPodURLHeader),
-		HTTPCheckFrequency:   kc.HTTPCheckFrequency.Duration,
-		SyncFrequency:        kc.SyncFrequency.Duration,
-		ClusterDNS:           kc.ClusterDNS,
-		ClusterDomain:        kc.ClusterDomain,
-		ResolvConf:           ptr.Deref(kc.ResolverConfig, "/etc/resolv.conf"),
-		SerializeImagePulls:  kc.SerializeImagePulls == nil || *kc.SerializeImagePulls,
-		SeccompDefault:       ptr.Deref(kc.SeccompDefault, false),
+		NodeName:            cfg.NodeName,
+		NodeIP:              cfg.NodeIP,
+		RootDir:             cfg.RootDir,
+		PodLogsDir:          kc.PodLogsDir,
+		RuntimeEndpoint:     kc.ContainerRuntimeEndpoint,
+		ReadOnlyAddress:     readOnly,
+		Profiling:           ptr.Deref(kc.EnableProfilingHandler, true),
+		StaticPodPath:       kc.StaticPodPath,
+		FileCheckFrequency:  kc.FileCheckFrequency.Duration,
+		StaticPodURL:        kc.StaticPodURL,
+		StaticPodURLHeader:  http.Header(kc.StaticPodURLHeader),
+		HTTPCheckFrequency:  kc.HTTPCheckFrequency.Duration,
+		SyncFrequency:       kc.SyncFrequency.Duration,
+		ClusterDNS:          kc.ClusterDNS,
+		ClusterDomain:       kc.ClusterDomain,
+		ResolvConf:          ptr.Deref(kc.ResolverConfig, "/etc/resolv.conf"),
+		SerializeImagePulls: kc.SerializeImagePulls == nil || *kc.SerializeImagePulls,
+		SeccompDefault:      ptr.Deref(kc.SeccompDefault, false),
+		ImageGC: imagegc.Policy{HighThresholdPercent: int(ptr.Deref(kc.ImageGCHighThresholdPercent, 85)),
+			LowThresholdPercent: int(ptr.Deref(kc.ImageGCLowThresholdPercent, 80)),
+			MinAge:              kc.ImageMinimumGCAge.Duration, MaxAge: kc.ImageMaximumGCAge.Duration, Period: cfg.ImageGCPeriod},
 		AllowedUnsafeSysctls: kc.AllowedUnsafeSysctls,
 		DisableEventedPLEG:   !kubeletconfig.FeatureEnabled(kc, "EventedPLEG"),
 		LogRotation: logrotation.Config{MaxSize: logMaxSize, MaxFiles: int(ptr.Deref(kc.ContainerLogMaxFiles, 0)),

@@ -19,6 +19,7 @@ import (
 	"github.com/nodelet/nodelet/internal/admission"
 	"github.com/nodelet/nodelet/internal/allocation"
 	"github.com/nodelet/nodelet/internal/cri"
+	"github.com/nodelet/nodelet/internal/imagegc"
 	"github.com/nodelet/nodelet/internal/lifecycle"
 	"github.com/nodelet/nodelet/internal/logrotation"
 	"github.com/nodelet/nodelet/internal/metrics"
@@ -62,6 +63,9 @@ type Config struct {
 	ClusterDomain       string
 	ResolvConf          string
 	SerializeImagePulls bool
+	// ImageGC is the image garbage collection policy (imageGC*ThresholdPercent,
+	// imageMinimumGCAge, imageMaximumGCAge, --image-gc-period).
+	ImageGC imagegc.Policy
 	// SeccompDefault gives RuntimeDefault to containers that set no seccomp profile.
 	SeccompDefault bool
 	// AllowedUnsafeSysctls are the sysctls and patterns (net.core.*) pods may set beyond the
@@ -161,7 +165,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	rs := newRuntimeState()
 	plegHealth := &lateCheck{name: "pleg", err: errors.New("pleg has not started: nodelet is waiting for the container runtime")}
 	store := newRecorder(deps.Clock, cfg.NodeName)
-	recorder := &teeRecorder{local: store}
+	recorder := &teeRecorder{local: store, nodeName: cfg.NodeName}
 	queue := syncloop.NewWorkQueue(deps.Clock)
 	nodeFor := standaloneNode(cfg.NodeName, facts, cfg.Cluster.MaxPods, rs)
 	var cl *cluster
@@ -270,6 +274,11 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		return err
 	}
 	summary.set(provider)
+	images, err := imagegc.New(cfg.ImageGC, imagegc.Deps{Images: client, Containers: client, Fs: provider, Recorder: recorder, Clock: deps.Clock})
+	if err != nil {
+		return fmt.Errorf("image garbage collection: %w", err)
+	}
+	g.start("image garbage collection", func() error { images.Run(ctx); return nil })
 	km.WatchRuntime(rt)
 	cache := pleg.NewCache()
 	relister, err := newPLEG(cfg, deps, rt, cache, client, km)

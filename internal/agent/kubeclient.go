@@ -66,8 +66,9 @@ type podRecorder interface {
 // in cluster mode, through client-go's event recorder, which aggregates, rate-limits and posts
 // events to the API server with retries as the kubelet's does.
 type teeRecorder struct {
-	local *events.Store
-	api   record.EventRecorder
+	local    *events.Store
+	api      record.EventRecorder
+	nodeName string
 }
 
 var _ podRecorder = (*teeRecorder)(nil)
@@ -76,6 +77,15 @@ func (r *teeRecorder) Eventf(pod *v1.Pod, eventType, reason, messageFmt string, 
 	r.local.Eventf(pod, eventType, reason, messageFmt, args...)
 	if r.api != nil {
 		r.api.Eventf(pod, eventType, reason, messageFmt, args...)
+	}
+}
+
+// NodeEventf records an event about the node, locally and through the API server.
+func (r *teeRecorder) NodeEventf(eventType, reason, messageFmt string, args ...any) {
+	r.local.NodeEventf(eventType, reason, messageFmt, args...)
+	if r.api != nil {
+		ref := events.NodeReference(r.nodeName)
+		r.api.Eventf(&ref, eventType, reason, messageFmt, args...)
 	}
 }
 

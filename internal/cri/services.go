@@ -150,6 +150,25 @@ func (c *Client) PullImage(ctx context.Context, image *runtimeapi.ImageSpec, aut
 	return r.ImageRef, nil
 }
 
+// ListImages lists the runtime's images.
+func (c *Client) ListImages(ctx context.Context, filter *runtimeapi.ImageFilter) ([]*runtimeapi.Image, error) {
+	ctx, cancel := call(ctx)
+	defer cancel()
+	r, err := c.Image.ListImages(ctx, &runtimeapi.ListImagesRequest{Filter: filter})
+	if err != nil {
+		return nil, err
+	}
+	return r.Images, nil
+}
+
+// RemoveImage removes an image; removing one that is gone is not an error (CRI).
+func (c *Client) RemoveImage(ctx context.Context, image *runtimeapi.ImageSpec) error {
+	ctx, cancel := call(ctx)
+	defer cancel()
+	_, err := c.Image.RemoveImage(ctx, &runtimeapi.RemoveImageRequest{Image: image})
+	return err
+}
+
 // ImageStatus returns the image's status; Image is nil when the image is not present.
 func (c *Client) ImageStatus(ctx context.Context, image *runtimeapi.ImageSpec, verbose bool) (*runtimeapi.ImageStatusResponse, error) {
 	ctx, cancel := call(ctx)

@@ -87,6 +87,19 @@ func (s *Store) Eventf(pod *v1.Pod, eventType, reason, messageFmt string, args .
 	s.record(podReference(pod), eventType, reason, message)
 }
 
+// NodeEventf records an event about the node itself (image GC, OOM...), as the kubelet's
+// recorder does with its node reference.
+func (s *Store) NodeEventf(eventType, reason, messageFmt string, args ...any) {
+	message := fmt.Sprintf(messageFmt, args...)
+	klog.InfoS("Node event", "node", s.source.Host, "type", eventType, "reason", reason, "message", message)
+	s.record(NodeReference(s.source.Host), eventType, reason, message)
+}
+
+// NodeReference is the kubelet's nodeRef: kind Node, the node's name as its name and UID.
+func NodeReference(nodeName string) v1.ObjectReference {
+	return v1.ObjectReference{Kind: "Node", Name: nodeName, UID: types.UID(nodeName)}
+}
+
 // podReference is the reference upstream's ref.GetReference builds for a pod.
 func podReference(pod *v1.Pod) v1.ObjectReference {
 	return v1.ObjectReference{

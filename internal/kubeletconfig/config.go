@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 )
@@ -34,6 +35,9 @@ type Config struct {
 	NodeIP string
 	// NodeLabels is --node-labels: labels added to the Node when it registers.
 	NodeLabels map[string]string
+	// ImageGCPeriod is --image-gc-period (nodelet only): how often images are garbage
+	// collected; upstream's fixed 5 minutes by default.
+	ImageGCPeriod time.Duration
 	// Ignored are the JSON paths of file fields set to non-default values
 	// that nodelet does not implement yet, sorted.
 	Ignored []string

@@ -30,6 +30,7 @@ type Loader struct {
 	hostnameOverride string
 	nodeIP           string
 	nodeLabels       map[string]string
+	imageGCPeriod    time.Duration
 
 	// flagConfig receives KubeletConfiguration flags. It starts as the
 	// flags-only baseline, so flag defaults read as upstream's; only flags
@@ -42,10 +43,12 @@ type Loader struct {
 // exit or print on errors; Load returns them (pflag.ErrHelp for -h/--help).
 func NewFlagSet(name string) *Loader {
 	l := &Loader{
-		fs:         pflag.NewFlagSet(name, pflag.ContinueOnError),
-		klogFlags:  goflag.NewFlagSet("klog", goflag.ContinueOnError),
-		rootDir:    DefaultRootDir,
-		flagConfig: flagsOnlyDefaults(),
+		fs:        pflag.NewFlagSet(name, pflag.ContinueOnError),
+		klogFlags: goflag.NewFlagSet("klog", goflag.ContinueOnError),
+		rootDir:   DefaultRootDir,
+		// upstream's ImageGCPeriod
+		imageGCPeriod: 5 * time.Minute,
+		flagConfig:    flagsOnlyDefaults(),
 	}
 	l.fs.SetOutput(io.Discard)
 	// As upstream (cliflag.WordSepNormalizeFunc): --pod_manifest_path works.
@@ -66,6 +69,7 @@ func (l *Loader) addFlags() {
 	fs.StringVar(&l.rootDir, "root-dir", l.rootDir, "Directory path for managing nodelet files (volume mounts, etc).")
 	fs.StringVar(&l.hostnameOverride, "hostname-override", l.hostnameOverride, "If non-empty, will use this string as identification instead of the actual hostname.")
 	fs.StringVar(&l.nodeIP, "node-ip", l.nodeIP, "IP address (or comma-separated dual-stack IP addresses) of the node.")
+	fs.DurationVar(&l.imageGCPeriod, "image-gc-period", l.imageGCPeriod, "nodelet only (the kubelet's is fixed at 5m): how often unused images are garbage collected.")
 	fs.Var(cliflag.NewMapStringString(&l.nodeLabels), "node-labels", "Labels to add when registering the node in the cluster. Labels must be key=value pairs separated by ','.")
 
 	for _, f := range configFlags {
@@ -132,6 +136,12 @@ var configFlags = []configFlag{
 		func(kc *kcfg) any { return &kc.ReadOnlyPort }},
 	{"seccomp-default", "seccompDefault", "Enable the use of `RuntimeDefault` as the default seccomp profile for all workloads.",
 		func(kc *kcfg) any { return kc.SeccompDefault }},
+	{"image-gc-high-threshold", "imageGCHighThresholdPercent", "The percent of disk usage after which image garbage collection is always run. Values must be within the range [0, 100], To disable image garbage collection, set to 100. ",
+		func(kc *kcfg) any { return kc.ImageGCHighThresholdPercent }},
+	{"image-gc-low-threshold", "imageGCLowThresholdPercent", "The percent of disk usage before which image garbage collection is never run. Lowest disk usage to garbage collect to. Values must be within the range [0, 100] and should not be larger than that of --image-gc-high-threshold.",
+		func(kc *kcfg) any { return kc.ImageGCLowThresholdPercent }},
+	{"minimum-image-ttl-duration", "imageMinimumGCAge", "Minimum age for an unused image before it is garbage collected.  Examples: '300ms', '10s' or '2h45m'.",
+		func(kc *kcfg) any { return &kc.ImageMinimumGCAge.Duration }},
 	{"allowed-unsafe-sysctls", "allowedUnsafeSysctls", "Comma-separated allowlist of unsafe sysctls or unsafe sysctl patterns (ending in `*`). Use these at your own risk.",
 		func(kc *kcfg) any { return &kc.AllowedUnsafeSysctls }},
 }

@@ -295,6 +295,10 @@ func TestHelpAndReuse(t *testing.T) {
 		"container-runtime-endpoint": "unix:///run/containerd/containerd.sock",
 		"root-dir":                   "/var/lib/nodelet",
 		"config":                     "",
+		"image-gc-high-threshold":    "85",
+		"image-gc-low-threshold":     "80",
+		"minimum-image-ttl-duration": "2m0s",
+		"image-gc-period":            "5m0s",
 	}
 	for name, want := range wantDefaults {
 		f := fs.Lookup(name)
@@ -312,7 +316,7 @@ func TestHelpAndReuse(t *testing.T) {
 	var names []string
 	fs.VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
 	want := []string{"address", "allowed-unsafe-sysctls", "authorization-mode", "client-ca-file", "config", "container-log-max-files", "container-log-max-size", "container-runtime-endpoint", "file-check-frequency", "hostname-override",
-		"http-check-frequency", "kubeconfig", "manifest-url", "manifest-url-header", "max-pods", "node-ip",
+		"http-check-frequency", "image-gc-high-threshold", "image-gc-low-threshold", "image-gc-period", "kubeconfig", "manifest-url", "manifest-url-header", "max-pods", "minimum-image-ttl-duration", "node-ip",
 		"node-labels", "node-status-update-frequency", "pod-manifest-path", "port", "read-only-port", "root-dir", "seccomp-default", "sync-frequency", "tls-cert-file", "tls-private-key-file", "v", "vmodule"}
 	if !reflect.DeepEqual(names, want) {
 		t.Errorf("flags = %q\nwant    %q", names, want)

@@ -41,6 +41,10 @@ var implementedFields = []string{
 	"containerLogMaxFiles",
 	"containerLogMaxWorkers",
 	"containerLogMonitorInterval",
+	"imageGCHighThresholdPercent",
+	"imageGCLowThresholdPercent",
+	"imageMinimumGCAge",
+	"imageMaximumGCAge",
 
 	// API-server mode: node registration, status, lease.
 	"nodeStatusUpdateFrequency",

@@ -46,11 +46,15 @@ func (l *Loader) Load(args []string, hostname HostnameFunc) (*Config, error) {
 		HostnameOverride: l.hostnameOverride,
 		NodeIP:           l.nodeIP,
 		NodeLabels:       l.nodeLabels,
+		ImageGCPeriod:    l.imageGCPeriod,
 	}
 	if cfg.RootDir == "" {
 		return nil, errors.New("--root-dir: must not be empty")
 	}
 	cfg.RootDir = filepath.Clean(cfg.RootDir)
+	if cfg.ImageGCPeriod <= 0 {
+		return nil, errors.New("--image-gc-period: must be greater than 0")
+	}
 	if err := validateNodeIP(cfg.NodeIP); err != nil {
 		return nil, fmt.Errorf("--node-ip: %w", err)
 	}

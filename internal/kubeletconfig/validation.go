@@ -58,6 +58,7 @@ func validate(kc *kubeletconfigv1beta1.KubeletConfiguration) field.ErrorList {
 	}
 
 	errs = append(errs, validateContainerLogs(kc)...)
+	errs = append(errs, validateImageGC(kc)...)
 	errs = append(errs, validateRuntimeEndpoint(kc.ContainerRuntimeEndpoint, field.NewPath("containerRuntimeEndpoint"))...)
 	errs = append(errs, validateStaticPodURL(kc.StaticPodURL, field.NewPath("staticPodURL"))...)
 	errs = append(errs, validateHeaders(kc.StaticPodURLHeader, field.NewPath("staticPodURLHeader"))...)
@@ -164,6 +165,32 @@ func validateContainerLogs(kc *kcfg) field.ErrorList {
 	}
 	if d := kc.ContainerLogMonitorInterval; d == nil || d.Duration < 3*time.Second {
 		errs = append(errs, field.Invalid(field.NewPath("containerLogMonitorInterval"), d, "must be a duration of at least 3s"))
+	}
+	return errs
+}
+
+// validateImageGC checks the image garbage collection settings as upstream's validation.
+func validateImageGC(kc *kcfg) field.ErrorList {
+	var errs field.ErrorList
+	high, low := ptr.Deref(kc.ImageGCHighThresholdPercent, 85), ptr.Deref(kc.ImageGCLowThresholdPercent, 80)
+	if high < 0 || high > 100 {
+		errs = append(errs, field.Invalid(field.NewPath("imageGCHighThresholdPercent"), high, "must be between 0 and 100, inclusive (--image-gc-high-threshold)"))
+	}
+	if low < 0 || low > 100 {
+		errs = append(errs, field.Invalid(field.NewPath("imageGCLowThresholdPercent"), low, "must be between 0 and 100, inclusive (--image-gc-low-threshold)"))
+	}
+	if low >= high {
+		errs = append(errs, field.Invalid(field.NewPath("imageGCLowThresholdPercent"), low,
+			fmt.Sprintf("must be less than imageGCHighThresholdPercent (--image-gc-high-threshold) %d", high)))
+	}
+	if kc.ImageMinimumGCAge.Duration < 0 {
+		errs = append(errs, field.Invalid(field.NewPath("imageMinimumGCAge"), kc.ImageMinimumGCAge.Duration.String(), "must not be negative"))
+	}
+	if max := kc.ImageMaximumGCAge.Duration; max < 0 {
+		errs = append(errs, field.Invalid(field.NewPath("imageMaximumGCAge"), max.String(), "must not be negative"))
+	} else if max != 0 && kc.ImageMinimumGCAge.Duration > max {
+		errs = append(errs, field.Invalid(field.NewPath("imageMaximumGCAge"), max.String(),
+			"must be greater than imageMinimumGCAge "+kc.ImageMinimumGCAge.Duration.String()))
 	}
 	return errs
 }

@@ -36,6 +36,12 @@ func TestValidateFileValues(t *testing.T) {
 		{"header name with space", "staticPodURLHeader:\n  'X Bad': [a]", `staticPodURLHeader[X Bad]: Invalid value: "X Bad": must be a valid HTTP header name`},
 		{"header value with newline", "staticPodURLHeader:\n  X-Ok: [\"a\", \"b\\nc\"]", `staticPodURLHeader[X-Ok][1]: Invalid value: "b\nc": must be a valid HTTP header value`},
 		{"several errors, all reported", "port: 70000\nmaxPods: -3\n", "[maxPods: Invalid value: -3: must not be negative, port: Invalid value: 70000: must be between 1 and 65535]"},
+		{"imageGCHighThresholdPercent over 100", "imageGCHighThresholdPercent: 101", "imageGCHighThresholdPercent: Invalid value: 101: must be between 0 and 100, inclusive"},
+		{"imageGCLowThresholdPercent negative", "imageGCLowThresholdPercent: -1", "imageGCLowThresholdPercent: Invalid value: -1: must be between 0 and 100, inclusive"},
+		{"imageGCLowThresholdPercent not below high", "imageGCHighThresholdPercent: 70\nimageGCLowThresholdPercent: 70", "imageGCLowThresholdPercent: Invalid value: 70: must be less than imageGCHighThresholdPercent (--image-gc-high-threshold) 70"},
+		{"imageMaximumGCAge under the minimum", "imageMinimumGCAge: 10m\nimageMaximumGCAge: 5m", `imageMaximumGCAge: Invalid value: "5m0s": must be greater than imageMinimumGCAge 10m0s`},
+		{"imageMaximumGCAge negative", "imageMaximumGCAge: -1s", `imageMaximumGCAge: Invalid value: "-1s": must not be negative`},
+		{"image GC disabled, and by age", "imageGCHighThresholdPercent: 100\nimageGCLowThresholdPercent: 0\nimageMaximumGCAge: 1h", ""},
 		{"logging.verbosity out of klog's range", "logging:\n  verbosity: 4294967295", "logging.verbosity: Invalid value: 4294967295"},
 	}
 	for _, tt := range tests {

@@ -135,3 +135,11 @@ func (p *Provider) CPUAndMemorySummary(ctx context.Context) (*statsapi.Summary, 
 		Pods: pods,
 	}, nil
 }
+
+// ImageFsStats is the runtime's image filesystem with its capacity and free space (upstream's
+// ImageFsStats), for image garbage collection.
+func (p *Provider) ImageFsStats(ctx context.Context) (*statsapi.FsStats, error) {
+	ps := &pass{now: p.clock.Now(), fs: make(map[string]*host.FsInfo)}
+	image, _, err := p.imageFs(ctx, ps)
+	return image, err
+}

@@ -60,9 +60,11 @@ type node struct {
 	logsDir   string
 	port      int
 	extra     []string
-	cmd       *exec.Cmd
-	logs      *logWatcher
-	exited    chan error
+	// config is added to the KubeletConfiguration file of the next start (YAML lines).
+	config string
+	cmd    *exec.Cmd
+	logs   *logWatcher
+	exited chan error
 }
 
 func freePort(t *testing.T) int {
@@ -108,7 +110,7 @@ func (n *node) start() {
 		"--container-runtime-endpoint", n.env.endpoint, "--hostname-override", n.name,
 		"--read-only-port", fmt.Sprint(n.port), "--file-check-frequency", "2s", "-v", "3"}, n.extra...)
 	cfg := filepath.Join(n.rootDir, "..", "config.yaml")
-	if err := os.WriteFile(cfg, []byte("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\npodLogsDir: "+n.logsDir+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(cfg, []byte("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\npodLogsDir: "+n.logsDir+"\n"+n.config), 0o644); err != nil {
 		n.t.Fatal(err)
 	}
 	args = append([]string{"--config", cfg}, args...)
