@@ -24,6 +24,7 @@ import (
 	"github.com/nodelet/nodelet/internal/imagegc"
 	"github.com/nodelet/nodelet/internal/kubeletconfig"
 	"github.com/nodelet/nodelet/internal/logrotation"
+	"github.com/nodelet/nodelet/internal/nodestatus"
 	"github.com/nodelet/nodelet/internal/podconfig"
 )
 
@@ -105,6 +106,7 @@ func run(args []string) int {
 			MonitorInterval: kc.ContainerLogMonitorInterval.Duration, MaxWorkers: int(ptr.Deref(kc.ContainerLogMaxWorkers, 0))},
 		Cluster: agent.ClusterConfig{
 			Kubeconfig: cfg.Kubeconfig, NodeLabels: cfg.NodeLabels, Taints: kc.RegisterWithTaints, MaxPods: kc.MaxPods,
+			MaxImages:    ptr.Deref(kc.NodeStatusMaxImages, nodestatus.DefaultMaxImages),
 			KubeReserved: kubeReserved, SystemReserved: systemReserved,
 			UpdateFrequency: kc.NodeStatusUpdateFrequency.Duration, ReportFrequency: kc.NodeStatusReportFrequency.Duration,
 			LeaseDuration: time.Duration(kc.NodeLeaseDurationSeconds) * time.Second, KubeletPort: kc.Port,

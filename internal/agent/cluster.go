@@ -28,10 +28,12 @@ import (
 // ClusterConfig is what API-server mode needs beyond the standalone settings.
 type ClusterConfig struct {
 	// Kubeconfig holds the node's credentials (system:node:<name>); empty means standalone.
-	Kubeconfig      string
-	NodeLabels      map[string]string
-	Taints          []v1.Taint
-	MaxPods         int32
+	Kubeconfig string
+	NodeLabels map[string]string
+	Taints     []v1.Taint
+	MaxPods    int32
+	// MaxImages is nodeStatusMaxImages (status.images; -1 all).
+	MaxImages       int32
 	KubeReserved    v1.ResourceList
 	SystemReserved  v1.ResourceList
 	UpdateFrequency time.Duration
@@ -142,12 +144,12 @@ func (c *cluster) startNodeStatus(ctx context.Context, g *group, cfg Config, dep
 	}
 	cc := cfg.Cluster
 	node, err := nodestatus.New(nodestatus.Config{
-		NodeName: cfg.NodeName, NodeIPs: ips, Labels: cc.NodeLabels, Taints: cc.Taints, MaxPods: cc.MaxPods,
+		NodeName: cfg.NodeName, NodeIPs: ips, Labels: cc.NodeLabels, Taints: cc.Taints, MaxPods: cc.MaxPods, MaxImages: cc.MaxImages,
 		KubeReserved: cc.KubeReserved, SystemReserved: cc.SystemReserved,
 		UpdateFrequency: cc.UpdateFrequency, ReportFrequency: cc.ReportFrequency, LeaseDuration: cc.LeaseDuration,
 		KubeletPort: cc.KubeletPort, Version: Version, Clock: deps.Clock,
 	}, nodestatus.Deps{Client: c.client, HeartbeatClient: c.heartbeat, Machine: nodestatus.NewHostMachine(cfg.RootDir), Runtime: runtimeVersion{rt},
-		RuntimeFeatures: features, ReadinessErrors: ready, Recorder: c.events, OnRepeatedHeartbeatFailure: c.closeAll})
+		RuntimeFeatures: features, Images: rt, ReadinessErrors: ready, Recorder: c.events, OnRepeatedHeartbeatFailure: c.closeAll})
 	if err != nil {
 		return err
 	}

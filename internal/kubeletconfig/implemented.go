@@ -50,6 +50,7 @@ var implementedFields = []string{
 	"nodeStatusUpdateFrequency",
 	"nodeStatusReportFrequency",
 	"nodeLeaseDurationSeconds",
+	"nodeStatusMaxImages",
 	"registerWithTaints",
 	"kubeReserved",
 	"systemReserved",

@@ -44,6 +44,9 @@ func validate(kc *kubeletconfigv1beta1.KubeletConfiguration) field.ErrorList {
 	if kc.NodeLeaseDurationSeconds <= 0 {
 		errs = append(errs, field.Invalid(field.NewPath("nodeLeaseDurationSeconds"), kc.NodeLeaseDurationSeconds, "must be greater than 0"))
 	}
+	if n := ptr.Deref(kc.NodeStatusMaxImages, 50); n < -1 {
+		errs = append(errs, field.Invalid(field.NewPath("nodeStatusMaxImages"), n, "must be -1 (no limit) or greater"))
+	}
 	if kc.MaxPods < 0 {
 		errs = append(errs, field.Invalid(field.NewPath("maxPods"), kc.MaxPods, "must not be negative"))
 	}

@@ -19,7 +19,9 @@ import (
 
 // Defaults, as upstream's KubeletConfiguration v1beta1 defaults them.
 const (
-	DefaultMaxPods         = 110
+	DefaultMaxPods = 110
+	// DefaultMaxImages is upstream's nodeStatusMaxImages default.
+	DefaultMaxImages       = 50
 	DefaultUpdateFrequency = 10 * time.Second
 	DefaultReportFrequency = 5 * time.Minute
 	DefaultLeaseDuration   = 40 * time.Second
@@ -83,6 +85,9 @@ type Config struct {
 	Taints []v1.Taint
 	// MaxPods is the pods capacity; default DefaultMaxPods.
 	MaxPods int32
+	// MaxImages is nodeStatusMaxImages: how many images status.images lists, largest first
+	// (upstream's default: DefaultMaxImages); -1 lists every image, 0 none.
+	MaxImages int32
 	// KubeReserved and SystemReserved are subtracted from capacity to give allocatable.
 	KubeReserved, SystemReserved v1.ResourceList
 	// EvictionHardMemory is evictionHard["memory.available"]; nil means upstream's 100Mi.
@@ -135,6 +140,11 @@ type RuntimeFeaturesReporter interface {
 	RuntimeFeatures() (*runtimeapi.RuntimeFeatures, []*runtimeapi.RuntimeHandler)
 }
 
+// ImageLister is the CRI image service as status.images reads it.
+type ImageLister interface {
+	ListImages(ctx context.Context, filter *runtimeapi.ImageFilter) ([]*runtimeapi.Image, error)
+}
+
 // RuntimeVersioner is the container runtime as the node status reports it.
 type RuntimeVersioner interface {
 	// RuntimeName is the CRI Version call's RuntimeName, such as "containerd".
@@ -177,6 +187,8 @@ type Deps struct {
 	// RuntimeFeatures reports what the runtime and its handlers can do (CRI RuntimeStatus), for
 	// status.features and status.runtimeHandlers. Optional: nil reports neither.
 	RuntimeFeatures RuntimeFeaturesReporter
+	// Images lists the runtime's images, for status.images. Optional: nil lists none.
+	Images ImageLister
 	// Recorder records the node events upstream records; nil records none.
 	Recorder EventRecorder
 	// OnRepeatedHeartbeatFailure is called when status or lease updates fail repeatedly

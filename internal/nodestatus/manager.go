@@ -158,6 +158,9 @@ func (m *Manager) observe(ctx context.Context) *observation {
 	if f := m.deps.RuntimeFeatures; f != nil {
 		obs.runtimeFeatures, obs.runtimeHandlers = f.RuntimeFeatures()
 	}
+	if m.deps.Images != nil {
+		obs.images, obs.imagesErr = m.deps.Images.ListImages(ctx, nil)
+	}
 	return obs
 }
 

@@ -1,10 +1,12 @@
 package nodestatus
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
 	goruntime "runtime"
+	"slices"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -38,6 +40,9 @@ type observation struct {
 
 	runtimeFeatures *runtimeapi.RuntimeFeatures // nil: the runtime has not said
 	runtimeHandlers []*runtimeapi.RuntimeHandler
+
+	images    []*runtimeapi.Image
+	imagesErr error // the list failed: status.images keeps its previous value
 }
 
 // nodeEvent is an event upstream's setters record on the node.
@@ -66,7 +71,34 @@ func setNodeStatus(node *v1.Node, cfg *Config, obs *observation) ([]nodeEvent, e
 	}
 	events = append(events, setReadyCondition(node, obs.now, obs.readinessErrs)...)
 	setRuntimeFeatures(node, obs)
+	if obs.imagesErr != nil {
+		errs = append(errs, fmt.Errorf("error getting image list: %w", obs.imagesErr))
+	} else {
+		setImages(node, obs.images, cfg.MaxImages)
+	}
 	return events, errors.Join(errs...)
+}
+
+// maxNamesPerImage is upstream's MaxNamesPerImageInNodeStatus.
+const maxNamesPerImage = 5
+
+// setImages is upstream's Images setter: the largest images first, at most maxImages of them
+// (-1: all), each with up to five names, its digests before its tags.
+func setImages(node *v1.Node, images []*runtimeapi.Image, maxImages int32) {
+	sorted := slices.Clone(images)
+	slices.SortStableFunc(sorted, func(a, b *runtimeapi.Image) int { return cmp.Compare(b.GetSize(), a.GetSize()) })
+	if maxImages > -1 && int(maxImages) < len(sorted) {
+		sorted = sorted[:maxImages]
+	}
+	var out []v1.ContainerImage
+	for _, img := range sorted {
+		names := append(slices.Clone(img.GetRepoDigests()), img.GetRepoTags()...)
+		if len(names) > maxNamesPerImage {
+			names = names[:maxNamesPerImage]
+		}
+		out = append(out, v1.ContainerImage{Names: names, SizeBytes: int64(img.GetSize())})
+	}
+	node.Status.Images = out
 }
 
 // setRuntimeFeatures is upstream's NodeFeatures and RuntimeHandlers setters: what the runtime

@@ -3,6 +3,7 @@ package nodestatus
 import (
 	"errors"
 	"net"
+	"reflect"
 	goruntime "runtime"
 	"testing"
 	"time"
@@ -394,5 +395,34 @@ func TestSetRuntimeFeatures(t *testing.T) {
 	if len(hs) != 2 || hs[0].Name != "" || hs[1].Name != "runc" ||
 		!*hs[1].Features.RecursiveReadOnlyMounts || *hs[1].Features.UserNamespaces {
 		t.Errorf("runtime handlers %+v", hs)
+	}
+}
+
+// status.images is upstream's Images setter: largest first, at most nodeStatusMaxImages, five
+// names each, digests before tags.
+func TestSetImages(t *testing.T) {
+	images := []*runtimeapi.Image{
+		{Id: "small", Size: 10, RepoTags: []string{"small:1"}},
+		{Id: "big", Size: 300, RepoDigests: []string{"big@sha256:1"}, RepoTags: []string{"big:1", "big:2", "big:3", "big:4", "big:5"}},
+		{Id: "mid", Size: 200, RepoTags: []string{"mid:1"}},
+	}
+	for _, tc := range []struct {
+		max  int32
+		want []v1.ContainerImage
+	}{
+		{-1, []v1.ContainerImage{{Names: []string{"big@sha256:1", "big:1", "big:2", "big:3", "big:4"}, SizeBytes: 300},
+			{Names: []string{"mid:1"}, SizeBytes: 200}, {Names: []string{"small:1"}, SizeBytes: 10}}},
+		{2, []v1.ContainerImage{{Names: []string{"big@sha256:1", "big:1", "big:2", "big:3", "big:4"}, SizeBytes: 300},
+			{Names: []string{"mid:1"}, SizeBytes: 200}}},
+		{0, nil},
+	} {
+		node := &v1.Node{}
+		setImages(node, images, tc.max)
+		if !reflect.DeepEqual(node.Status.Images, tc.want) {
+			t.Errorf("max %d: %+v, want %+v", tc.max, node.Status.Images, tc.want)
+		}
+	}
+	if images[0].Id != "small" {
+		t.Error("setImages reordered its input")
 	}
 }

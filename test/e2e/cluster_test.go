@@ -94,6 +94,19 @@ func TestClusterNodeRegistersReadyAndLeaseRenews(t *testing.T) {
 	if !handlers[""] || !handlers["runc"] {
 		t.Errorf("status.runtimeHandlers %+v, want the default and runc handlers with recursive read-only mounts", node.Status.RuntimeHandlers)
 	}
+	// status.images (issue 15): the runtime's images, largest first, with their names.
+	var pauseListed bool
+	for i, img := range node.Status.Images {
+		if i > 0 && img.SizeBytes > node.Status.Images[i-1].SizeBytes {
+			t.Errorf("status.images not largest first: %+v", node.Status.Images)
+		}
+		for _, name := range img.Names {
+			pauseListed = pauseListed || strings.HasPrefix(name, "registry.k8s.io/pause")
+		}
+	}
+	if !pauseListed || len(node.Status.Images) > 50 {
+		t.Errorf("status.images %+v: want at most 50, the sandbox image among them", node.Status.Images)
+	}
 	out := cn.cp.kubectl(t, "get", "nodes", cn.name, "--no-headers")
 	if f := strings.Fields(out); len(f) < 2 || f[0] != cn.name || f[1] != "Ready" {
 		t.Errorf("kubectl get nodes: %q, want %s Ready", out, cn.name)
