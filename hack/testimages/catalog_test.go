@@ -6,7 +6,6 @@ import (
 	"context"
 	"debug/elf"
 	"errors"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -136,36 +135,8 @@ func TestBuildTestserver(t *testing.T) {
 		t.Errorf("platform %s/%s, want %s/%s", cf.OS, cf.Architecture, b.os, b.arch)
 	}
 
-	layers, err := img.Layers()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(layers) != 1 {
-		t.Fatalf("%d layers, want 1", len(layers))
-	}
-	rc, err := layers[0].Uncompressed()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = rc.Close() }()
-	entries := map[string]*tar.Header{}
-	var server []byte
-	tr := tar.NewReader(rc)
-	for {
-		hdr, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		entries[hdr.Name] = hdr
-		if hdr.Name == "testserver" {
-			if server, err = io.ReadAll(tr); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	entries, files := layerEntries(t, img, "testserver")
+	server := files["testserver"]
 	for name, mode := range map[string]int64{"testserver": 0o755, "bin/busybox": 0o755, "tmp/": 0o1777} {
 		if hdr := entries[name]; hdr == nil || hdr.Mode != mode {
 			t.Errorf("layer entry %s = %+v, want mode %o", name, hdr, mode)

@@ -179,19 +179,16 @@ func (s *Syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod *v1.P
 	s.mu.Lock()
 	s.waiting[pod.UID] = res.Waiting
 	s.mu.Unlock()
-	resized := false
-	if s.alloc != nil {
+	if s.alloc != nil && res.Resized {
 		// A resize applied (or failed) in this sync shows now, not on the next one, with the
 		// resources the runtime reports after it. (The worker's next sync waits for a view
 		// newer than this one, so the cached view is refreshed then.)
-		if res.Resized {
-			if fresh, err := s.runtime.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace); err == nil {
-				ps = fresh
-			}
+		if fresh, err := s.runtime.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace); err == nil {
+			ps = fresh
 		}
-		resized = s.alloc.SyncInProgress(pod, ps, res.ResizeErr) || res.Resized
+		s.alloc.SyncInProgress(pod, ps, res.ResizeErr)
 	}
-	if len(res.Waiting) > 0 || resized {
+	if len(res.Waiting) > 0 || res.Resized {
 		// Show the reasons now rather than on the next sync.
 		s.generate(pod, ps, false)
 	}

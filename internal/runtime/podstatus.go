@@ -54,6 +54,7 @@ func (m *Manager) GetPodStatus(ctx context.Context, uid types.UID, name, namespa
 	if len(ps.SandboxStatuses) > 0 && ps.SandboxStatuses[0].GetState() == runtimeapi.PodSandboxState_SANDBOX_READY {
 		newestSandbox = ps.SandboxStatuses[0].GetId()
 	}
+	actuated := m.actuated(uid) // once per pod: what each container was told
 	for _, c := range containers {
 		resp, err := m.deps.Reader.ContainerStatus(ctx, c.Id, false)
 		if err != nil {
@@ -62,7 +63,7 @@ func (m *Manager) GetPodStatus(ctx context.Context, uid types.UID, name, namespa
 			}
 			return nil, fmt.Errorf("status of container %s of pod %s/%s: %w", c.Id, namespace, name, err)
 		}
-		cs := m.toStatus(uid, c, resp.GetStatus())
+		cs := m.toStatus(uid, c, resp.GetStatus(), actuated)
 		ps.ContainerStatuses = append(ps.ContainerStatuses, cs)
 		if newestSandbox != "" && cs.SandboxID == newestSandbox {
 			ps.ActiveContainerStatuses = append(ps.ActiveContainerStatuses, cs)
@@ -71,7 +72,7 @@ func (m *Manager) GetPodStatus(ctx context.Context, uid types.UID, name, namespa
 	return ps, nil
 }
 
-func (m *Manager) toStatus(uid types.UID, c *runtimeapi.Container, s *runtimeapi.ContainerStatus) *container.Status {
+func (m *Manager) toStatus(uid types.UID, c *runtimeapi.Container, s *runtimeapi.ContainerStatus, actuated map[string]v1.ResourceRequirements) *container.Status {
 	annotations := s.GetAnnotations()
 	if len(annotations) == 0 {
 		annotations = c.Annotations
@@ -84,7 +85,7 @@ func (m *Manager) toStatus(uid types.UID, c *runtimeapi.Container, s *runtimeapi
 		Hash: hashOf(annotations), RestartCount: restartCountOf(annotations),
 		Reason: s.GetReason(), Message: s.GetMessage(), Resources: container.ResourcesFromCRI(s.GetResources()),
 	}
-	m.fillFromActuated(uid, cs)
+	fillFromActuated(actuated, cs)
 	if cs.Image == "" {
 		cs.Image = s.GetImage().GetImage()
 	}
@@ -157,11 +158,11 @@ func nanos(ns int64) time.Time {
 // fillFromActuated completes what the runtime reports of a container's resources with the
 // actuated record, as upstream's toKubeContainerStatus: the memory request (which no cgroup
 // holds), or everything when the runtime reports nothing.
-func (m *Manager) fillFromActuated(uid types.UID, cs *container.Status) {
-	if m.deps.Actuations == nil || (cs.Resources != nil && cs.Resources.MemoryRequest != nil) {
+func fillFromActuated(actuated map[string]v1.ResourceRequirements, cs *container.Status) {
+	if cs.Resources != nil && cs.Resources.MemoryRequest != nil {
 		return
 	}
-	a, ok := m.deps.Actuations.Actuated(uid)[cs.Name]
+	a, ok := actuated[cs.Name]
 	if !ok {
 		return
 	}

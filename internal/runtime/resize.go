@@ -20,12 +20,12 @@ type Actuations interface {
 	SetActuated(uid types.UID, container string, r v1.ResourceRequirements) error
 }
 
-// actuated is the pod's record, nil without one (no resize).
-func (m *Manager) actuated(pod *v1.Pod) map[string]v1.ResourceRequirements {
+// actuated is the pod's record, nil without an Actuations (no resize).
+func (m *Manager) actuated(uid types.UID) map[string]v1.ResourceRequirements {
 	if m.deps.Actuations == nil {
 		return nil
 	}
-	a := m.deps.Actuations.Actuated(pod.UID)
+	a := m.deps.Actuations.Actuated(uid)
 	if a == nil {
 		a = map[string]v1.ResourceRequirements{}
 	}

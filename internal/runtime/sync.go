@@ -43,7 +43,7 @@ func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, ps *container.PodSta
 	}
 	p := plan.ComputePodActions(plan.Input{Pod: pod, Status: ps, ActiveContainerStatuses: active,
 		LivenessFailed: probes.LivenessFailed, StartupSucceeded: probes.StartupSucceeded, StartupFailed: probes.StartupFailed,
-		Actuated: m.actuated(pod)})
+		Actuated: m.actuated(pod.UID)})
 	if !p.IsEmpty() {
 		klog.V(3).InfoS("Pod actions", "pod", klog.KObj(pod), "plan", p.String())
 	}

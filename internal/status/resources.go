@@ -43,10 +43,11 @@ func containerResources(spec *v1.Container, cs *container.Status, id string, old
 		rt = &container.Resources{}
 	}
 	set := func(dst v1.ResourceList, name v1.ResourceName, got *resource.Quantity, minimum int64, oldList func(*v1.ResourceRequirements) v1.ResourceList) {
-		switch {
-		case got == nil:
+		if got == nil {
 			preserve(name, oldList, dst)
-		case minimum == 0 || got.MilliValue() > minimum || dst.Cpu().MilliValue() > minimum:
+			return
+		}
+		if allocated := dst[name]; minimum == 0 || got.MilliValue() > minimum || allocated.MilliValue() > minimum {
 			dst[name] = got.DeepCopy()
 		}
 	}

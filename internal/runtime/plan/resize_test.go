@@ -36,7 +36,7 @@ func withResources(name string, r v1.ResourceRequirements, policies ...v1.Contai
 func TestComputePodActionsResize(t *testing.T) {
 	base := res("100m", "200m", "32Mi", "64Mi")
 	restartMem := v1.ContainerResizePolicy{ResourceName: v1.ResourceMemory, RestartPolicy: v1.RestartContainer}
-	for _, tc := range []struct {
+	for _, rc := range []struct {
 		name      string
 		pod       *v1.Pod
 		actuated  map[string]v1.ResourceRequirements
@@ -80,21 +80,21 @@ func TestComputePodActionsResize(t *testing.T) {
 			actuated: map[string]v1.ResourceRequirements{"s": base, "a": base}, ctrs: []ctr{running("a"), running("s")},
 			updates: map[v1.ResourceName][]string{v1.ResourceCPU: {"a"}}, kill: []string{"s"}, initStart: []int{0}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			in := (tc2{pod: tc.pod, ctrs: tc.ctrs}).input()
-			in.Actuated = tc.actuated
+		t.Run(rc.name, func(t *testing.T) {
+			in := (tc{pod: rc.pod, ctrs: rc.ctrs}).input()
+			in.Actuated = rc.actuated
 			p := ComputePodActions(in)
 			got := map[v1.ResourceName][]string{}
 			for name, us := range p.ContainersToUpdate {
 				for _, u := range us {
 					got[name] = append(got[name], u.Container.Name)
-					if u.ID != "id-"+u.Container.Name || !equalReq(u.Current, tc.actuated[u.Container.Name]) {
+					if u.ID != "id-"+u.Container.Name || !equalReq(u.Current, rc.actuated[u.Container.Name]) {
 						t.Errorf("update %+v: wrong ID or current resources", u)
 					}
 				}
 			}
-			if !equalUpdates(got, tc.updates) {
-				t.Errorf("ContainersToUpdate %v, want %v", got, tc.updates)
+			if !equalUpdates(got, rc.updates) {
+				t.Errorf("ContainersToUpdate %v, want %v", got, rc.updates)
 			}
 			var kills []string
 			for _, k := range p.ContainersToKill {
@@ -103,14 +103,12 @@ func TestComputePodActionsResize(t *testing.T) {
 					t.Errorf("kill %+v", k)
 				}
 			}
-			if !slices.Equal(kills, tc.kill) || !slices.Equal(p.ContainersToStart, tc.start) || !slices.Equal(p.InitContainersToStart, tc.initStart) {
-				t.Errorf("kill %v start %v initStart %v; want %v %v %v", kills, p.ContainersToStart, p.InitContainersToStart, tc.kill, tc.start, tc.initStart)
+			if !slices.Equal(kills, rc.kill) || !slices.Equal(p.ContainersToStart, rc.start) || !slices.Equal(p.InitContainersToStart, rc.initStart) {
+				t.Errorf("kill %v start %v initStart %v; want %v %v %v", kills, p.ContainersToStart, p.InitContainersToStart, rc.kill, rc.start, rc.initStart)
 			}
 		})
 	}
 }
-
-type tc2 = tc
 
 func equalReq(a, b v1.ResourceRequirements) bool {
 	return quantities(a) == quantities(b)
