@@ -21,6 +21,8 @@ import (
 
 	"github.com/nodelet/nodelet/internal/agent"
 	"github.com/nodelet/nodelet/internal/cli"
+	"github.com/nodelet/nodelet/internal/containergc"
+	"github.com/nodelet/nodelet/internal/eviction"
 	"github.com/nodelet/nodelet/internal/imagegc"
 	"github.com/nodelet/nodelet/internal/kubeletconfig"
 	"github.com/nodelet/nodelet/internal/logrotation"
@@ -73,6 +75,11 @@ func run(args []string) int {
 		fmt.Fprintf(os.Stderr, "nodelet: %v\n", err)
 		return 2
 	}
+	thresholds, err := eviction.Parse(kubeletconfig.EvictionSettings(&kc))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "nodelet: %v\n", err)
+		return 2
+	}
 	logMaxSize, err := logrotation.ParseMaxSize(kc.ContainerLogMaxSize)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "nodelet: %v\n", err)
@@ -100,6 +107,13 @@ func run(args []string) int {
 		ImageGC: imagegc.Policy{HighThresholdPercent: int(ptr.Deref(kc.ImageGCHighThresholdPercent, 85)),
 			LowThresholdPercent: int(ptr.Deref(kc.ImageGCLowThresholdPercent, 80)),
 			MinAge:              kc.ImageMinimumGCAge.Duration, MaxAge: kc.ImageMaximumGCAge.Duration, Period: cfg.ImageGCPeriod},
+		ContainerGC: &containergc.Policy{MinAge: cfg.ContainerGC.MinAge, MaxPerPodContainer: int(cfg.ContainerGC.MaxPerPodContainer),
+			MaxContainers: int(cfg.ContainerGC.MaxContainers)},
+		ContainerGCPeriod:    cfg.ContainerGC.Period,
+		VolumeStatsAggPeriod: kc.VolumeStatsAggPeriod.Duration,
+		Eviction: eviction.Config{Thresholds: thresholds, PressureTransitionPeriod: kc.EvictionPressureTransitionPeriod.Duration,
+			MaxPodGracePeriodSeconds: int64(kc.EvictionMaxPodGracePeriod), MonitoringPeriod: cfg.EvictionPeriod,
+			KernelMemcgNotification: kc.KernelMemcgNotification, PodsCgroup: "/kubepods"},
 		AllowedUnsafeSysctls: kc.AllowedUnsafeSysctls,
 		DisableEventedPLEG:   !kubeletconfig.FeatureEnabled(kc, "EventedPLEG"),
 		LogRotation: logrotation.Config{MaxSize: logMaxSize, MaxFiles: int(ptr.Deref(kc.ContainerLogMaxFiles, 0)),

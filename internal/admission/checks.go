@@ -24,6 +24,15 @@ type Checks struct {
 	// standalone mode, where there is no RuntimeClass to read: a pod that names one is refused,
 	// never run with the default handler.
 	RuntimeClasses RuntimeHandlerResolver
+	// Pressure is the eviction manager's admit handler (upstream's first): under memory pressure
+	// BestEffort pods are refused, under other pressure every pod, critical pods never. Nil
+	// admits.
+	Pressure PressureAdmitter
+}
+
+// PressureAdmitter decides admission under the node's resource pressure.
+type PressureAdmitter interface {
+	AdmitPod(pod *v1.Pod) (ok bool, reason, message string)
 }
 
 // RuntimeHandlerResolver is upstream's runtime class manager: the handler of a RuntimeClass,
@@ -34,6 +43,11 @@ type RuntimeHandlerResolver interface {
 
 // Admit runs the checks and returns the first refusal.
 func (c Checks) Admit(node *v1.Node, pod *v1.Pod, admitted []*v1.Pod) Result {
+	if c.Pressure != nil {
+		if ok, reason, message := c.Pressure.AdmitPod(pod); !ok {
+			return Result{Reason: reason, Message: message}
+		}
+	}
 	if r := c.Sysctls.Sysctls(pod); !r.Admit {
 		return r
 	}

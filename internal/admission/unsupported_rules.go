@@ -13,7 +13,6 @@ import (
 const (
 	needsUserNamespaces = "needs user namespaces, which nodelet does not support yet"
 	needsDRA            = "dynamic resource allocation (DRA) is not supported by nodelet yet"
-	needsEviction       = "is not enforced by nodelet yet: upstream evicts the pod that exceeds it, and nodelet has no eviction manager"
 	volumeUsers         = "file owners in volumes (AtomicWriteVolumeUserFields, alpha) are not supported by nodelet yet"
 )
 
@@ -60,12 +59,12 @@ func containerRules() []unsupportedRule {
 				}
 				return out
 			}),
-		containerRule("spec.containers[].resources.limits", "ephemeral-storage and hugepages-<size> limits are not enforced by nodelet yet: "+
-			"upstream evicts the pod that exceeds its ephemeral storage and sets hugetlb limits; nodelet has no eviction manager and sets no hugetlb limits",
+		containerRule("spec.containers[].resources.limits", "hugepages-<size> limits are not enforced by nodelet yet: "+
+			"upstream sets hugetlb limits; nodelet sets none",
 			func(c *v1.Container) []string {
 				var out []string
 				for _, name := range sortedNames(c.Resources.Limits) {
-					refused := name == v1.ResourceEphemeralStorage || strings.HasPrefix(string(name), v1.ResourceHugePagesPrefix)
+					refused := strings.HasPrefix(string(name), v1.ResourceHugePagesPrefix)
 					out = append(out, when(refused, fmt.Sprintf("resources.limits[%s]", name))...)
 				}
 				return out
@@ -137,10 +136,6 @@ func volumeRules() []unsupportedRule {
 	return append(rules,
 		volumeRule("spec.volumes[].emptyDir.medium", "HugePages media are not supported by nodelet (it has no hugetlbfs support)", func(v *v1.Volume) []string {
 			return when(v.EmptyDir != nil && strings.HasPrefix(string(v.EmptyDir.Medium), string(v1.StorageMediumHugePages)), "emptyDir.medium")
-		}),
-		volumeRule("spec.volumes[].emptyDir.sizeLimit", "the sizeLimit of a disk-backed emptyDir "+needsEviction, func(v *v1.Volume) []string {
-			ed := v.EmptyDir
-			return when(ed != nil && ed.Medium == v1.StorageMediumDefault && ed.SizeLimit != nil && !ed.SizeLimit.IsZero(), "emptyDir.sizeLimit")
 		}),
 		volumeRule("spec.volumes[].emptyDir.mode", "an emptyDir's mode (EmptyDirVolumeMode, alpha) is not supported by nodelet yet", func(v *v1.Volume) []string {
 			return when(v.EmptyDir != nil && v.EmptyDir.Mode != nil, "emptyDir.mode")

@@ -10,8 +10,8 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-const limitsWhy = "ephemeral-storage and hugepages-<size> limits are not enforced by nodelet yet: " +
-	"upstream evicts the pod that exceeds its ephemeral storage and sets hugetlb limits; nodelet has no eviction manager and sets no hugetlb limits"
+const limitsWhy = "hugepages-<size> limits are not enforced by nodelet yet: " +
+	"upstream sets hugetlb limits; nodelet sets none"
 
 func TestUnsupported(t *testing.T) {
 	container := func(mod func(c *v1.Container)) func(*v1.Pod) {
@@ -57,7 +57,7 @@ func TestUnsupported(t *testing.T) {
 		}), "spec.containers[0].env[1].valueFrom.fileKeyRef: environment variables from files (EnvFiles) are not supported by nodelet yet"},
 		{"ephemeral-storage and hugepages limits", container(func(c *v1.Container) {
 			c.Resources.Limits = rl("cpu", "1", "hugepages-2Mi", "4Mi", "ephemeral-storage", "1Gi", "example.com/gpu", "1")
-		}), "spec.containers[0].resources.limits[ephemeral-storage]: " + limitsWhy + "; spec.containers[0].resources.limits[hugepages-2Mi]: " + limitsWhy},
+		}), "spec.containers[0].resources.limits[hugepages-2Mi]: " + limitsWhy},
 		{"ephemeral-storage request", container(func(c *v1.Container) { c.Resources.Requests = rl("ephemeral-storage", "1Gi") }), ""},
 		{"container claims", container(func(c *v1.Container) { c.Resources.Claims = []v1.ResourceClaim{{Name: "gpu"}} }),
 			"spec.containers[0].resources.claims: dynamic resource allocation (DRA) is not supported by nodelet yet"},
@@ -115,8 +115,7 @@ func TestUnsupported(t *testing.T) {
 		}, ""},
 		{"emptyDir HugePages", volume(v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{Medium: "HugePages-2Mi"}}),
 			"spec.volumes[0].emptyDir.medium: HugePages media are not supported by nodelet (it has no hugetlbfs support)"},
-		{"disk emptyDir sizeLimit", volume(v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{SizeLimit: ptr.To(resource.MustParse("1Gi"))}}),
-			"spec.volumes[0].emptyDir.sizeLimit: the sizeLimit of a disk-backed emptyDir is not enforced by nodelet yet: upstream evicts the pod that exceeds it, and nodelet has no eviction manager"},
+		{"disk emptyDir sizeLimit (the eviction manager enforces it)", volume(v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{SizeLimit: ptr.To(resource.MustParse("1Gi"))}}), ""},
 		{"memory emptyDir sizeLimit is the tmpfs size", volume(v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{
 			Medium: v1.StorageMediumMemory, SizeLimit: ptr.To(resource.MustParse("16Mi"))}}), ""},
 		{"emptyDir mode", volume(v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{Mode: ptr.To[int32](0o700)}}),

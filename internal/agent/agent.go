@@ -18,7 +18,9 @@ import (
 
 	"github.com/nodelet/nodelet/internal/admission"
 	"github.com/nodelet/nodelet/internal/allocation"
+	"github.com/nodelet/nodelet/internal/containergc"
 	"github.com/nodelet/nodelet/internal/cri"
+	"github.com/nodelet/nodelet/internal/eviction"
 	"github.com/nodelet/nodelet/internal/imagegc"
 	"github.com/nodelet/nodelet/internal/lifecycle"
 	"github.com/nodelet/nodelet/internal/logrotation"
@@ -66,6 +68,11 @@ type Config struct {
 	// ImageGC is the image garbage collection policy (imageGC*ThresholdPercent,
 	// imageMinimumGCAge, imageMaximumGCAge, --image-gc-period).
 	ImageGC imagegc.Policy
+	// ContainerGC is the container garbage collection policy (--minimum-container-ttl-duration,
+	// --maximum-dead-containers-per-container, --maximum-dead-containers; nil: upstream's
+	// defaults), ContainerGCPeriod its period (--container-gc-period; zero: 1 minute).
+	ContainerGC       *containergc.Policy
+	ContainerGCPeriod time.Duration
 	// SeccompDefault gives RuntimeDefault to containers that set no seccomp profile.
 	SeccompDefault bool
 	// AllowedUnsafeSysctls are the sysctls and patterns (net.core.*) pods may set beyond the
@@ -74,6 +81,11 @@ type Config struct {
 	// DisableEventedPLEG relists every second instead of following the runtime's container
 	// events (featureGates: EventedPLEG: false).
 	DisableEventedPLEG bool
+	// VolumeStatsAggPeriod is how long a volume's measured disk usage is reused
+	// (volumeStatsAggPeriod; zero: upstream's 1 minute).
+	VolumeStatsAggPeriod time.Duration
+	// Eviction is the eviction policy (evictionHard, evictionSoft...).
+	Eviction eviction.Config
 	// LogRotation is the container log rotation policy; zero: upstream's defaults.
 	LogRotation logrotation.Config
 	// Cluster enables API-server mode when Cluster.Kubeconfig is set.
@@ -147,7 +159,8 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	if err != nil {
 		return fmt.Errorf("allowedUnsafeSysctls: %w", err)
 	}
-	checks := admission.Checks{Sysctls: sysctls, AppArmorHostErr: facts.appArmorErr}
+	pressure := &latePressure{}
+	checks := admission.Checks{Sysctls: sysctls, AppArmorHostErr: facts.appArmorErr, Pressure: pressure}
 	for _, dir := range []string{cfg.RootDir, cfg.PodLogsDir} {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return fmt.Errorf("create %s: %w", dir, err)
@@ -167,7 +180,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	store := newRecorder(deps.Clock, cfg.NodeName)
 	recorder := &teeRecorder{local: store, nodeName: cfg.NodeName}
 	queue := syncloop.NewWorkQueue(deps.Clock)
-	nodeFor := standaloneNode(cfg.NodeName, facts, cfg.Cluster.MaxPods, rs)
+	nodeFor := standaloneNode(cfg, facts, rs)
 	var cl *cluster
 	if cfg.Cluster.Kubeconfig != "" {
 		if cl, err = newCluster(cfg, deps, pods, queue); err != nil {
@@ -204,6 +217,9 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		}
 	}
 	startSources(ctx, &g, cfg, deps, mux)
+	if err := startOOMWatcher(ctx, &g, deps.Clock, recorder); err != nil {
+		return err
+	}
 
 	client, err := dialRuntime(ctx, cfg.RuntimeEndpoint, deps.Clock, rs, km.DialOptions()...)
 	if err != nil {
@@ -223,7 +239,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 			}
 			return errs
 		}
-		if err := cl.startNodeStatus(ctx, &g, cfg, deps, client, rs, ready); err != nil {
+		if err := cl.startNodeStatus(ctx, &g, cfg, deps, client, rs, ready, pressure); err != nil {
 			return err
 		}
 		nodeFor = cl.admissionNode(nodeFor)
@@ -262,14 +278,14 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		HostResolv: criconfig.ParseResolvConf(resolv), HostIPs: facts.hostIPs,
 		MemoryCapacity: facts.memoryCapacity, Allocatable: facts.allocatable, SerializeImagePulls: cfg.SerializeImagePulls,
 		CgroupFSRoot: "/sys/fs/cgroup", Runtime: client.Version(), HostMaskedPaths: facts.maskedPaths,
-		Seccomp: criconfig.Seccomp{Default: cfg.SeccompDefault, Root: filepath.Join(cfg.RootDir, "seccomp")},
+		Seccomp: criconfig.Seccomp{Default: cfg.SeccompDefault, Root: filepath.Join(cfg.RootDir, "seccomp")}, DeadContainers: cfg.ContainerGC,
 	}, rtDeps)
 	if err != nil {
 		return err
 	}
 	targets.set(rt, client)
-	provider, err := stats.New(stats.Config{NodeName: cfg.NodeName, RootDir: cfg.RootDir, PodLogsDir: cfg.PodLogsDir, CgroupRoot: "/kubepods"},
-		stats.Deps{Runtime: client, Images: client, Clock: deps.Clock})
+	provider, err := stats.New(stats.Config{NodeName: cfg.NodeName, RootDir: cfg.RootDir, PodLogsDir: cfg.PodLogsDir, CgroupRoot: "/kubepods",
+		VolumeStatsAge: cfg.VolumeStatsAggPeriod}, stats.Deps{Runtime: client, Images: client, Clock: deps.Clock})
 	if err != nil {
 		return err
 	}
@@ -288,20 +304,33 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 	plegHealth.set(func() error { _, err := relister.Healthy(); return err })
 	probes := prober.NewManager(prober.Config{Clock: deps.Clock}, prober.Deps{Statuses: statuses, Exec: client, Recorder: recorder, Metrics: probeMetrics})
 	defer probes.Stop()
-	syncer := podsync.New(podsync.Config{HostIPs: facts.hostIPs}, rt, statuses, probes, deps.Clock).WithMetrics(km).WithAllocations(alloc)
+	syncer := podsync.New(podsync.Config{HostIPs: facts.hostIPs}, rt, statuses, probes, deps.Clock).WithMetrics(km).WithAllocations(alloc).WithVolumes(vols)
 	if cl != nil {
 		syncer = syncer.WithMirrors(cl.mirrors)
 	}
 	workers := podworkers.New(podworkers.Config{Clock: deps.Clock, ResyncInterval: cfg.SyncFrequency, JitterFactor: 0.5},
 		podworkers.Deps{Syncer: syncer, Cache: cache, Requeuer: queue, Metrics: km})
 	defer workers.Stop()
-	dispatcher := syncloop.NewDispatcher(desired, workers, rt, vols, statuses, probes).WithAdmission(alloc).WithResizer(alloc)
+	containers, err := newContainerGC(cfg, deps, client, rt, workers, recorder, mux)
+	if err != nil {
+		return err
+	}
+	g.start("container garbage collection", func() error { containers.Run(ctx); return nil })
+	dispatcher := syncloop.NewDispatcher(desired, workers, rt, vols, statuses, probes).WithAdmission(alloc).WithResizer(alloc).WithHousekeepers(rt)
 	if cl != nil {
 		if err := cl.startStatusSync(ctx, &g, deps, statuses, workers); err != nil {
 			return err
 		}
 		dispatcher.WithHousekeepers(cl.mirrors)
 	}
+	evictions, err := eviction.New(cfg.Eviction, eviction.Deps{Clock: deps.Clock, Summary: provider, Pods: dispatcher,
+		Killer: podEvicter{workers}, Recorder: recorder, ImageGC: eviction.ReclaimFunc(images.DeleteUnusedImages),
+		ContainerGC: eviction.ReclaimFunc(containers.DeleteAllUnusedContainers)})
+	if err != nil {
+		return err
+	}
+	pressure.m.Store(evictions)
+	g.start("eviction manager", func() error { evictions.Run(ctx); return nil })
 	relister.Start(ctx)
 	sources := cfg.Sources()
 	klog.InfoS("Starting the sync loop", "node", cfg.NodeName, "hostIPs", facts.hostIPs, "sources", sources)

@@ -17,6 +17,7 @@ import (
 	"github.com/nodelet/nodelet/internal/admission"
 	"github.com/nodelet/nodelet/internal/apiobjects"
 	"github.com/nodelet/nodelet/internal/cri"
+	"github.com/nodelet/nodelet/internal/eviction"
 	"github.com/nodelet/nodelet/internal/mirrorpods"
 	"github.com/nodelet/nodelet/internal/nodestatus"
 	"github.com/nodelet/nodelet/internal/podconfig"
@@ -135,7 +136,7 @@ func (c *cluster) admissionNode(local func() *v1.Node) func() *v1.Node {
 
 // startNodeStatus registers the node and keeps its status and lease; it needs the runtime's
 // version, so it starts once the runtime answers.
-func (c *cluster) startNodeStatus(ctx context.Context, g *group, cfg Config, deps Deps, rt *cri.Client, features nodestatus.RuntimeFeaturesReporter, ready func() []error) error {
+func (c *cluster) startNodeStatus(ctx context.Context, g *group, cfg Config, deps Deps, rt *cri.Client, features nodestatus.RuntimeFeaturesReporter, ready func() []error, pressure nodestatus.PressureReporter) error {
 	var ips []net.IP
 	for _, s := range strings.Split(cfg.NodeIP, ",") {
 		if ip := net.ParseIP(strings.TrimSpace(s)); ip != nil {
@@ -148,7 +149,9 @@ func (c *cluster) startNodeStatus(ctx context.Context, g *group, cfg Config, dep
 		KubeReserved: cc.KubeReserved, SystemReserved: cc.SystemReserved,
 		UpdateFrequency: cc.UpdateFrequency, ReportFrequency: cc.ReportFrequency, LeaseDuration: cc.LeaseDuration,
 		KubeletPort: cc.KubeletPort, Version: Version, Clock: deps.Clock,
-	}, nodestatus.Deps{Client: c.client, HeartbeatClient: c.heartbeat, Machine: nodestatus.NewHostMachine(cfg.RootDir), Runtime: runtimeVersion{rt},
+		EvictionHardMemory: hardThreshold(cfg.Eviction.Thresholds, eviction.SignalMemoryAvailable),
+		EvictionHardNodefs: hardThreshold(cfg.Eviction.Thresholds, eviction.SignalNodeFsAvailable),
+	}, nodestatus.Deps{Pressure: pressure, Client: c.client, HeartbeatClient: c.heartbeat, Machine: nodestatus.NewHostMachine(cfg.RootDir), Runtime: runtimeVersion{rt},
 		RuntimeFeatures: features, Images: rt, ReadinessErrors: ready, Recorder: c.events, OnRepeatedHeartbeatFailure: c.closeAll})
 	if err != nil {
 		return err
@@ -251,15 +254,27 @@ func (a nodeAdmission) Reject(pod *v1.Pod, reason, message string) {
 	a.statuses.SetPodStatus(pod, admission.RejectedStatus(pod, reason, message))
 }
 
-// standaloneNode is the Node admission checks against without an API server: the machine's
-// allocatable resources and maxPods, and the default labels.
-func standaloneNode(name string, facts nodeFacts, maxPods int32, rt nodestatus.RuntimeFeaturesReporter) func() *v1.Node {
-	alloc := facts.allocatable.DeepCopy()
-	alloc[v1.ResourcePods] = *resourceQuantity(int64(maxPods))
+// standaloneNode is the Node admission checks against without an API server: the capacity and
+// allocatable a registered Node would report (cpu, memory, ephemeral-storage, huge pages, pods:
+// kube and system reserved and the hard eviction thresholds taken out), and the default
+// labels. When the machine cannot be read, the facts read at start (cpu, memory) and maxPods.
+func standaloneNode(cfg Config, facts nodeFacts, rt nodestatus.RuntimeFeaturesReporter) func() *v1.Node {
+	cc := cfg.Cluster
 	n := &v1.Node{}
-	n.Name = name
-	n.Labels = map[string]string{v1.LabelHostname: name, v1.LabelOSStable: goos(), v1.LabelArchStable: goarch()}
-	n.Status.Allocatable, n.Status.Capacity = alloc, alloc
+	n.Name = cfg.NodeName
+	n.Labels = map[string]string{v1.LabelHostname: cfg.NodeName, v1.LabelOSStable: goos(), v1.LabelArchStable: goarch()}
+	info, err := nodestatus.NewHostMachine(cfg.RootDir).MachineInfo()
+	if err != nil {
+		klog.ErrorS(err, "Cannot read the machine's resources; pods are admitted against cpu, memory and maxPods only")
+		alloc := facts.allocatable.DeepCopy()
+		alloc[v1.ResourcePods] = *resourceQuantity(int64(cc.MaxPods))
+		n.Status.Allocatable, n.Status.Capacity = alloc, alloc
+	} else {
+		n.Status.Capacity, n.Status.Allocatable = nodestatus.NodeResources(nodestatus.Config{NodeName: cfg.NodeName,
+			MaxPods: cc.MaxPods, KubeReserved: cc.KubeReserved, SystemReserved: cc.SystemReserved,
+			EvictionHardMemory: hardThreshold(cfg.Eviction.Thresholds, eviction.SignalMemoryAvailable),
+			EvictionHardNodefs: hardThreshold(cfg.Eviction.Thresholds, eviction.SignalNodeFsAvailable)}, info)
+	}
 	return func() *v1.Node {
 		f, _ := rt.RuntimeFeatures()
 		if f == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -161,18 +162,11 @@ func (m *Manager) inUse(ctx context.Context) (sets.Set[string], error) {
 // GarbageCollect is upstream's GarbageCollect: images unused for longer than the maximum age,
 // then, over the high threshold, the least recently used until the low threshold.
 func (m *Manager) GarbageCollect(ctx context.Context) error {
-	images, err := m.deps.Images.ListImages(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("list images: %w", err)
-	}
-	used, err := m.inUse(ctx)
+	order, now, err := m.detect(ctx)
 	if err != nil {
 		return err
 	}
-	now := m.deps.Clock.Now()
 	m.mu.Lock()
-	m.records = Detect(m.records, images, used, now)
-	order := EvictionOrder(m.records, used)
 	began := m.began
 	m.mu.Unlock()
 
@@ -228,6 +222,41 @@ func (m *Manager) GarbageCollect(ctx context.Context) error {
 		return errors.New(msg)
 	}
 	return nil
+}
+
+// detect lists the images and the images in use, records when each was first detected and last
+// used, and returns the unused ones, least recently used first.
+func (m *Manager) detect(ctx context.Context) ([]Candidate, time.Time, error) {
+	images, err := m.deps.Images.ListImages(ctx, nil)
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("list images: %w", err)
+	}
+	used, err := m.inUse(ctx)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	now := m.deps.Clock.Now()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.records = Detect(m.records, images, used, now)
+	return EvictionOrder(m.records, used), now, nil
+}
+
+// DeleteUnusedImages removes every unused image detected longer than imageMinimumGCAge ago,
+// least recently used first: upstream's reclaim of the image filesystem under disk pressure,
+// which the eviction manager runs before it evicts pods.
+func (m *Manager) DeleteUnusedImages(ctx context.Context) error {
+	order, now, err := m.detect(ctx)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, c := range FreeSpace(order, math.MaxInt64, now, m.policy.MinAge) {
+		if err := m.remove(ctx, c, "the eviction manager reclaims disk space"); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 func (m *Manager) remove(ctx context.Context, c Candidate, why string) error {

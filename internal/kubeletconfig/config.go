@@ -38,6 +38,11 @@ type Config struct {
 	// ImageGCPeriod is --image-gc-period (nodelet only): how often images are garbage
 	// collected; upstream's fixed 5 minutes by default.
 	ImageGCPeriod time.Duration
+	// ContainerGC is the container garbage collection policy and period (flags only).
+	ContainerGC ContainerGC
+	// EvictionPeriod is --eviction-monitoring-period (nodelet only): how often the eviction
+	// manager observes the signals; upstream's fixed 10 seconds by default.
+	EvictionPeriod time.Duration
 	// Ignored are the JSON paths of file fields set to non-default values
 	// that nodelet does not implement yet, sorted.
 	Ignored []string

@@ -8,6 +8,7 @@ import (
 	"net"
 	"reflect"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -31,6 +32,8 @@ type Loader struct {
 	nodeIP           string
 	nodeLabels       map[string]string
 	imageGCPeriod    time.Duration
+	containerGC      ContainerGC
+	evictionPeriod   time.Duration
 
 	// flagConfig receives KubeletConfiguration flags. It starts as the
 	// flags-only baseline, so flag defaults read as upstream's; only flags
@@ -48,7 +51,9 @@ func NewFlagSet(name string) *Loader {
 		rootDir:   DefaultRootDir,
 		// upstream's ImageGCPeriod
 		imageGCPeriod: 5 * time.Minute,
-		flagConfig:    flagsOnlyDefaults(),
+		// upstream's evictionMonitoringPeriod
+		evictionPeriod: 10 * time.Second,
+		flagConfig:     flagsOnlyDefaults(),
 	}
 	l.fs.SetOutput(io.Discard)
 	// As upstream (cliflag.WordSepNormalizeFunc): --pod_manifest_path works.
@@ -70,6 +75,8 @@ func (l *Loader) addFlags() {
 	fs.StringVar(&l.hostnameOverride, "hostname-override", l.hostnameOverride, "If non-empty, will use this string as identification instead of the actual hostname.")
 	fs.StringVar(&l.nodeIP, "node-ip", l.nodeIP, "IP address (or comma-separated dual-stack IP addresses) of the node.")
 	fs.DurationVar(&l.imageGCPeriod, "image-gc-period", l.imageGCPeriod, "nodelet only (the kubelet's is fixed at 5m): how often unused images are garbage collected.")
+	fs.DurationVar(&l.evictionPeriod, "eviction-monitoring-period", l.evictionPeriod, "nodelet only (the kubelet's is fixed at 10s): how often the eviction manager observes the eviction signals.")
+	l.containerGC.register(fs)
 	fs.Var(cliflag.NewMapStringString(&l.nodeLabels), "node-labels", "Labels to add when registering the node in the cluster. Labels must be key=value pairs separated by ','.")
 
 	for _, f := range configFlags {
@@ -142,6 +149,22 @@ var configFlags = []configFlag{
 		func(kc *kcfg) any { return kc.ImageGCLowThresholdPercent }},
 	{"minimum-image-ttl-duration", "imageMinimumGCAge", "Minimum age for an unused image before it is garbage collected.  Examples: '300ms', '10s' or '2h45m'.",
 		func(kc *kcfg) any { return &kc.ImageMinimumGCAge.Duration }},
+	{"eviction-hard", "evictionHard", "A set of eviction thresholds (e.g. memory.available<1Gi) that if met would trigger a pod eviction.",
+		func(kc *kcfg) any { return (*langleMap)(&kc.EvictionHard) }},
+	{"eviction-soft", "evictionSoft", "A set of eviction thresholds (e.g. memory.available<1.5Gi) that if met over a corresponding grace period would trigger a pod eviction.",
+		func(kc *kcfg) any { return (*langleMap)(&kc.EvictionSoft) }},
+	{"eviction-soft-grace-period", "evictionSoftGracePeriod", "A set of eviction grace periods (e.g. memory.available=1m30s) that correspond to how long a soft eviction threshold must hold before triggering a pod eviction.",
+		func(kc *kcfg) any { return (*equalsMap)(&kc.EvictionSoftGracePeriod) }},
+	{"eviction-minimum-reclaim", "evictionMinimumReclaim", "A set of minimum reclaims (e.g. imagefs.available=2Gi) that describes the minimum amount of resource the kubelet will reclaim when performing a pod eviction if that resource is under pressure.",
+		func(kc *kcfg) any { return (*equalsMap)(&kc.EvictionMinimumReclaim) }},
+	{"eviction-pressure-transition-period", "evictionPressureTransitionPeriod", "Duration for which the kubelet has to wait before transitioning out of an eviction pressure condition.",
+		func(kc *kcfg) any { return &kc.EvictionPressureTransitionPeriod.Duration }},
+	{"eviction-max-pod-grace-period", "evictionMaxPodGracePeriod", "Maximum allowed grace period (in seconds) to use when terminating pods in response to a soft eviction threshold being met. If negative, defer to pod specified value.",
+		func(kc *kcfg) any { return &kc.EvictionMaxPodGracePeriod }},
+	{"kernel-memcg-notification", "kernelMemcgNotification", "If enabled, the kubelet will integrate with the kernel memcg notification to determine if memory eviction thresholds are crossed rather than polling.",
+		func(kc *kcfg) any { return &kc.KernelMemcgNotification }},
+	{"volume-stats-agg-period", "volumeStatsAggPeriod", "Specifies interval for kubelet to calculate and cache the volume disk usage for all pods and volumes. To disable volume calculations, set to a negative number.",
+		func(kc *kcfg) any { return &kc.VolumeStatsAggPeriod.Duration }},
 	{"allowed-unsafe-sysctls", "allowedUnsafeSysctls", "Comma-separated allowlist of unsafe sysctls or unsafe sysctl patterns (ending in `*`). Use these at your own risk.",
 		func(kc *kcfg) any { return &kc.AllowedUnsafeSysctls }},
 }
@@ -237,4 +260,55 @@ func (v *headerValue) String() string {
 		}
 	}
 	return strings.Join(pairs, ",")
+}
+
+// langleMap is upstream's LangleSeparatedMapStringString ("memory.available<100Mi,..."): the
+// first Set replaces the map, repeated flags add to it.
+type langleMap map[string]string
+
+func (m *langleMap) String() string { return joinMap(*m, "<") }
+func (m *langleMap) Type() string   { return "mapStringString" }
+func (m *langleMap) Set(s string) error {
+	return setMap((*map[string]string)(m), s, "<")
+}
+
+// equalsMap is upstream's MapStringString for the eviction maps ("memory.available=1m30s").
+type equalsMap map[string]string
+
+func (m *equalsMap) String() string { return joinMap(*m, "=") }
+func (m *equalsMap) Type() string   { return "mapStringString" }
+func (m *equalsMap) Set(s string) error {
+	return setMap((*map[string]string)(m), s, "=")
+}
+
+func joinMap(m map[string]string, sep string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, k+sep+m[k])
+	}
+	return strings.Join(parts, ",")
+}
+
+// setMap parses "k<sep>v,k2<sep>v2" into a new map (a flag given twice: the last one wins, as
+// each flag value is the whole set).
+func setMap(m *map[string]string, s, sep string) error {
+	out := map[string]string{}
+	for _, pair := range strings.Split(s, ",") {
+		pair = strings.TrimSpace(pair)
+		if pair == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(pair, sep)
+		if !ok || strings.TrimSpace(k) == "" {
+			return fmt.Errorf("malformed pair %q, expect key%svalue", pair, sep)
+		}
+		out[strings.TrimSpace(k)] = strings.TrimSpace(v)
+	}
+	*m = out
+	return nil
 }

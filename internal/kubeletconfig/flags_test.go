@@ -55,6 +55,13 @@ func TestFlagsOverrideFile(t *testing.T) {
 		{"container-log-max-files", "3", func(kc *kcfg) any { return *kc.ContainerLogMaxFiles }, int32(3)},
 		{"seccomp-default", "true", func(kc *kcfg) any { return *kc.SeccompDefault }, true},
 		{"allowed-unsafe-sysctls", "net.core.*,kernel.msgmax", func(kc *kcfg) any { return kc.AllowedUnsafeSysctls }, []string{"net.core.*", "kernel.msgmax"}},
+		{"eviction-hard", "memory.available<1Gi,nodefs.available<5%", func(kc *kcfg) any { return kc.EvictionHard }, map[string]string{"memory.available": "1Gi", "nodefs.available": "5%"}},
+		{"eviction-soft-grace-period", "memory.available=1m30s", func(kc *kcfg) any { return kc.EvictionSoftGracePeriod }, map[string]string{"memory.available": "1m30s"}},
+		{"eviction-minimum-reclaim", "nodefs.available=1Gi", func(kc *kcfg) any { return kc.EvictionMinimumReclaim }, map[string]string{"nodefs.available": "1Gi"}},
+		{"eviction-pressure-transition-period", "30s", func(kc *kcfg) any { return kc.EvictionPressureTransitionPeriod.Duration }, 30 * time.Second},
+		{"eviction-max-pod-grace-period", "20", func(kc *kcfg) any { return kc.EvictionMaxPodGracePeriod }, int32(20)},
+		{"kernel-memcg-notification", "true", func(kc *kcfg) any { return kc.KernelMemcgNotification }, true},
+		{"volume-stats-agg-period", "5s", func(kc *kcfg) any { return kc.VolumeStatsAggPeriod.Duration }, 5 * time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.flag+"="+tt.value, func(t *testing.T) {
@@ -315,9 +322,9 @@ func TestHelpAndReuse(t *testing.T) {
 	}
 	var names []string
 	fs.VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
-	want := []string{"address", "allowed-unsafe-sysctls", "authorization-mode", "client-ca-file", "config", "container-log-max-files", "container-log-max-size", "container-runtime-endpoint", "file-check-frequency", "hostname-override",
-		"http-check-frequency", "image-gc-high-threshold", "image-gc-low-threshold", "image-gc-period", "kubeconfig", "manifest-url", "manifest-url-header", "max-pods", "minimum-image-ttl-duration", "node-ip",
-		"node-labels", "node-status-update-frequency", "pod-manifest-path", "port", "read-only-port", "root-dir", "seccomp-default", "sync-frequency", "tls-cert-file", "tls-private-key-file", "v", "vmodule"}
+	want := []string{"address", "allowed-unsafe-sysctls", "authorization-mode", "client-ca-file", "config", "container-gc-period", "container-log-max-files", "container-log-max-size", "container-runtime-endpoint", "eviction-hard", "eviction-max-pod-grace-period", "eviction-minimum-reclaim", "eviction-monitoring-period", "eviction-pressure-transition-period", "eviction-soft", "eviction-soft-grace-period", "file-check-frequency", "hostname-override",
+		"http-check-frequency", "image-gc-high-threshold", "image-gc-low-threshold", "image-gc-period", "kernel-memcg-notification", "kubeconfig", "manifest-url", "manifest-url-header", "max-pods", "maximum-dead-containers", "maximum-dead-containers-per-container", "minimum-container-ttl-duration", "minimum-image-ttl-duration", "node-ip",
+		"node-labels", "node-status-update-frequency", "pod-manifest-path", "port", "read-only-port", "root-dir", "seccomp-default", "sync-frequency", "tls-cert-file", "tls-private-key-file", "v", "vmodule", "volume-stats-agg-period"}
 	if !reflect.DeepEqual(names, want) {
 		t.Errorf("flags = %q\nwant    %q", names, want)
 	}

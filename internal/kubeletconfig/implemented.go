@@ -46,6 +46,17 @@ var implementedFields = []string{
 	"imageMinimumGCAge",
 	"imageMaximumGCAge",
 
+	// Eviction (internal/eviction).
+	"evictionHard",
+	"evictionSoft",
+	"evictionSoftGracePeriod",
+	"evictionMinimumReclaim",
+	"evictionPressureTransitionPeriod",
+	"evictionMaxPodGracePeriod",
+	"mergeDefaultEvictionSettings",
+	"kernelMemcgNotification",
+	"volumeStatsAggPeriod",
+
 	// API-server mode: node registration, status, lease.
 	"nodeStatusUpdateFrequency",
 	"nodeStatusReportFrequency",

@@ -47,6 +47,7 @@ func (l *Loader) Load(args []string, hostname HostnameFunc) (*Config, error) {
 		NodeIP:           l.nodeIP,
 		NodeLabels:       l.nodeLabels,
 		ImageGCPeriod:    l.imageGCPeriod,
+		EvictionPeriod:   l.evictionPeriod,
 	}
 	if cfg.RootDir == "" {
 		return nil, errors.New("--root-dir: must not be empty")
@@ -55,8 +56,15 @@ func (l *Loader) Load(args []string, hostname HostnameFunc) (*Config, error) {
 	if cfg.ImageGCPeriod <= 0 {
 		return nil, errors.New("--image-gc-period: must be greater than 0")
 	}
+	if cfg.EvictionPeriod <= 0 {
+		return nil, errors.New("--eviction-monitoring-period: must be greater than 0")
+	}
 	if err := validateNodeIP(cfg.NodeIP); err != nil {
 		return nil, fmt.Errorf("--node-ip: %w", err)
+	}
+	cfg.ContainerGC = l.containerGC
+	if err := cfg.ContainerGC.validate(); err != nil {
+		return nil, err
 	}
 
 	// Baseline: the file, or upstream's flags-only defaults.

@@ -2,6 +2,7 @@ package kubeletconfig
 
 import (
 	"fmt"
+	"github.com/nodelet/nodelet/internal/eviction"
 	"net"
 	"net/url"
 	"slices"
@@ -62,6 +63,7 @@ func validate(kc *kubeletconfigv1beta1.KubeletConfiguration) field.ErrorList {
 
 	errs = append(errs, validateContainerLogs(kc)...)
 	errs = append(errs, validateImageGC(kc)...)
+	errs = append(errs, validateEviction(kc)...)
 	errs = append(errs, validateRuntimeEndpoint(kc.ContainerRuntimeEndpoint, field.NewPath("containerRuntimeEndpoint"))...)
 	errs = append(errs, validateStaticPodURL(kc.StaticPodURL, field.NewPath("staticPodURL"))...)
 	errs = append(errs, validateHeaders(kc.StaticPodURLHeader, field.NewPath("staticPodURLHeader"))...)
@@ -196,4 +198,41 @@ func validateImageGC(kc *kcfg) field.ErrorList {
 			"must be greater than imageMinimumGCAge "+kc.ImageMinimumGCAge.Duration.String()))
 	}
 	return errs
+}
+
+// validateEviction checks the eviction settings as upstream's eviction.ParseThresholdConfig
+// and validation: each error names the field and the signal.
+func validateEviction(kc *kcfg) field.ErrorList {
+	var errs field.ErrorList
+	if _, err := eviction.Parse(EvictionSettings(kc)); err != nil {
+		errs = append(errs, evictionError(err.Error()))
+	}
+	if kc.EvictionPressureTransitionPeriod.Duration < 0 {
+		errs = append(errs, field.Invalid(field.NewPath("evictionPressureTransitionPeriod"), kc.EvictionPressureTransitionPeriod.Duration.String(), "must not be negative"))
+	}
+	if kc.EvictionMaxPodGracePeriod < 0 {
+		errs = append(errs, field.Invalid(field.NewPath("evictionMaxPodGracePeriod"), kc.EvictionMaxPodGracePeriod, "must not be negative"))
+	}
+	return errs
+}
+
+// evictionError turns an eviction.Parse error ("evictionHard[memory.available]: detail") into a
+// field error on that path.
+func evictionError(msg string) *field.Error {
+	path, detail, ok := strings.Cut(msg, ": ")
+	if !ok {
+		return field.Invalid(field.NewPath("evictionHard"), field.OmitValueType{}, msg)
+	}
+	name, key, hasKey := strings.Cut(strings.TrimSuffix(path, "]"), "[")
+	p := field.NewPath(name)
+	if hasKey {
+		p = p.Key(key)
+	}
+	return field.Invalid(p, field.OmitValueType{}, detail)
+}
+
+// EvictionSettings are the configuration's eviction maps, for eviction.Parse.
+func EvictionSettings(kc *kcfg) eviction.Settings {
+	return eviction.Settings{Hard: kc.EvictionHard, Soft: kc.EvictionSoft, SoftGracePeriod: kc.EvictionSoftGracePeriod,
+		MinimumReclaim: kc.EvictionMinimumReclaim, EnforceNodeAllocatable: kc.EnforceNodeAllocatable}
 }

@@ -42,6 +42,17 @@ func TestValidateFileValues(t *testing.T) {
 		{"imageMaximumGCAge under the minimum", "imageMinimumGCAge: 10m\nimageMaximumGCAge: 5m", `imageMaximumGCAge: Invalid value: "5m0s": must be greater than imageMinimumGCAge 10m0s`},
 		{"imageMaximumGCAge negative", "imageMaximumGCAge: -1s", `imageMaximumGCAge: Invalid value: "-1s": must not be negative`},
 		{"image GC disabled, and by age", "imageGCHighThresholdPercent: 100\nimageGCLowThresholdPercent: 0\nimageMaximumGCAge: 1h", ""},
+		{"evictionHard unknown signal", "evictionHard:\n  memory.free: 1Gi", `evictionHard: Invalid value: unsupported eviction signal "memory.free"`},
+		{"evictionHard negative", "evictionHard:\n  memory.available: -1Gi", "evictionHard[memory.available]: Invalid value: eviction threshold must be positive: -1Gi"},
+		{"evictionHard over 100%", "evictionHard:\n  nodefs.available: 101%", "evictionHard[nodefs.available]: Invalid value: eviction percentage threshold must be <= 100%: 101%"},
+		{"evictionHard not a quantity", "evictionHard:\n  nodefs.available: lots", `evictionHard[nodefs.available]: Invalid value: "lots" is neither a quantity nor a percentage`},
+		{"evictionSoft without grace period", "evictionSoft:\n  memory.available: 1Gi", "evictionSoftGracePeriod: Invalid value: grace period must be specified for the soft eviction threshold memory.available"},
+		{"evictionSoftGracePeriod negative", "evictionSoft:\n  memory.available: 1Gi\nevictionSoftGracePeriod:\n  memory.available: -1s", "evictionSoftGracePeriod[memory.available]: Invalid value: invalid eviction grace period -1s"},
+		{"evictionMinimumReclaim unknown signal", "evictionMinimumReclaim:\n  disk.available: 1Gi", `evictionMinimumReclaim: Invalid value: unsupported eviction signal "disk.available"`},
+		{"evictionMinimumReclaim negative", "evictionMinimumReclaim:\n  nodefs.available: -1Gi", "evictionMinimumReclaim[nodefs.available]: Invalid value: negative eviction minimum reclaim -1Gi"},
+		{"evictionPressureTransitionPeriod negative", "evictionPressureTransitionPeriod: -1s", `evictionPressureTransitionPeriod: Invalid value: "-1s": must not be negative`},
+		{"evictionMaxPodGracePeriod negative", "evictionMaxPodGracePeriod: -1", "evictionMaxPodGracePeriod: Invalid value: -1: must not be negative"},
+		{"eviction thresholds valid", "evictionHard:\n  memory.available: 5%\n  pid.available: \"100\"\nevictionSoft:\n  nodefs.available: 15%\nevictionSoftGracePeriod:\n  nodefs.available: 1m\nevictionMinimumReclaim:\n  nodefs.available: 1Gi", ""},
 		{"logging.verbosity out of klog's range", "logging:\n  verbosity: 4294967295", "logging.verbosity: Invalid value: 4294967295"},
 	}
 	for _, tt := range tests {

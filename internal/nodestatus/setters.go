@@ -272,3 +272,13 @@ func runtimeVersionString(version string, err error) string {
 func hugePageResourceName(pageSize int64) v1.ResourceName {
 	return v1.ResourceName(v1.ResourceHugePagesPrefix + resource.NewQuantity(pageSize, resource.BinarySI).String())
 }
+
+// NodeResources is what the MachineInfo setter gives a Node's status: capacity, and allocatable
+// (capacity minus kube and system reserved and the hard eviction thresholds, huge pages out of
+// memory). Standalone admission checks pods against it, as a registered node's would be.
+func NodeResources(cfg Config, info MachineInfo) (capacity, allocatable v1.ResourceList) {
+	cfg = cfg.withDefaults()
+	n := &v1.Node{}
+	setMachineInfo(n, &cfg, &observation{machine: info})
+	return n.Status.Capacity, n.Status.Allocatable
+}

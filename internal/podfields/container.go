@@ -25,7 +25,7 @@ func containerFields() []Field {
 		honoured("spec.containers[].env[].valueFrom.secretKeyRef", "TestClusterMissingSecretThenCreated", "cluster mode."),
 		refused("spec.containers[].env[].valueFrom.fileKeyRef", Unsupported, ""),
 		partly("spec.containers[].resources.limits", "TestResources", Unsupported,
-			"cpu and memory become the container's CFS quota and memory limit (OOMKilled beyond it), resized in place through the resize subresource (TestClusterInPlaceResize); extended resources as upstream."),
+			"cpu and memory become the container's CFS quota and memory limit (OOMKilled beyond it), resized in place through the resize subresource (TestClusterInPlaceResize); ephemeral-storage: a container writing beyond it is evicted (TestClusterLocalStorageEviction); extended resources as upstream."),
 		honoured("spec.containers[].resources.requests", "TestResources",
 			"admission (OutOfcpu...), the QoS class, cpu.shares and the OOM score, as upstream. nodelet does not set the QoS and pod cgroups' own shares and limits yet (upstream's cgroup manager does)."),
 		refused("spec.containers[].resources.claims", Unsupported, ""),

@@ -36,7 +36,7 @@ func podFields() []Field {
 		honoured("spec.hostAliases", "TestHostsFileContent", "added to the managed /etc/hosts."),
 		controlPlane("spec.priorityClassName", "API server", controlPlaneTest, "the Priority admission plugin turns it into spec.priority."),
 		controlPlane("spec.priority", "scheduler", controlPlaneTest,
-			"the scheduler preempts by it. Upstream's kubelet also uses it to evict pods and to make room for critical pods; nodelet does neither yet (no eviction manager)."),
+			"the scheduler preempts by it. The eviction manager ranks pods by it under pressure (TestRankMemoryPressure) and never evicts system-critical ones; upstream's kubelet also preempts pods to make room for critical pods, nodelet does not yet."),
 		honoured("spec.dnsConfig.nameservers", "TestDNSConfig", "merged into the dnsPolicy's resolv.conf, as upstream."),
 		honoured("spec.dnsConfig.searches", "TestDNSConfig", "merged into the dnsPolicy's resolv.conf, as upstream."),
 		honoured("spec.dnsConfig.options", "TestDNSConfig", "merged into the dnsPolicy's resolv.conf, a pod's option overriding the same one."),

@@ -9,7 +9,7 @@ func volumeFields() []Field {
 		honoured("spec.volumes[].hostPath.path", "TestVolumes", "a path with \"..\" is refused."),
 		honoured("spec.volumes[].hostPath.type", "TestHostPathTypes", "upstream's checks, messages and creation modes."),
 		partly("spec.volumes[].emptyDir.medium", "TestVolumes", Unsupported, "\"\" is a directory on the node's disk, Memory a tmpfs."),
-		partly("spec.volumes[].emptyDir.sizeLimit", "TestVolumes", Unsupported, "the size of a Memory emptyDir's tmpfs, as upstream."),
+		honoured("spec.volumes[].emptyDir.sizeLimit", "TestClusterLocalStorageEviction", "the size of a Memory emptyDir's tmpfs (TestVolumes); a disk emptyDir used beyond it has its pod evicted, as upstream (static pods, critical, are not)."),
 		refused("spec.volumes[].emptyDir.mode", Unsupported, "emptyDirs are 0777, as upstream without the gate."),
 		honoured("spec.volumes[].secret.secretName", "TestClusterConfigMapSecretTokenDownwardVolumes", "on a tmpfs, updated when the secret changes; "+apiObjects),
 		honoured("spec.volumes[].secret.items", "TestKeyPayloads", "its fields are configMap.items[]'s."),

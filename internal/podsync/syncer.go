@@ -52,6 +52,11 @@ type Allocations interface {
 	ResizeConditions(uid types.UID) []v1.PodCondition
 }
 
+// Volumes releases the volumes of a terminated pod (volumes.Manager.TearDownVolumes).
+type Volumes interface {
+	TearDownVolumes(uid types.UID) error
+}
+
 // Config is the node facts status generation needs.
 type Config struct {
 	HostIPs     []string
@@ -68,6 +73,7 @@ type Syncer struct {
 	mirrors  Mirrors // nil in standalone mode
 	metrics  StartMetrics
 	alloc    Allocations // nil: pods run with their spec's resources, never resized
+	volumes  Volumes     // nil: volumes stay until the pod is removed
 
 	mu      sync.Mutex
 	waiting map[types.UID]map[string]status.WaitingReason // upstream's reason cache
@@ -105,6 +111,14 @@ func (s *Syncer) allocated(pod *v1.Pod) *v1.Pod {
 		return pod
 	}
 	return s.alloc.Apply(pod)
+}
+
+// WithVolumes makes SyncTerminatedPod release the pod's volumes, as upstream's volume manager
+// does for a terminated pod: an evicted or finished pod's emptyDirs free their memory and disk
+// before the pod is deleted.
+func (s *Syncer) WithVolumes(v Volumes) *Syncer {
+	s.volumes = v
+	return s
 }
 
 // WithMirrors makes SyncPod keep the mirror pods of static pods (cluster mode).
@@ -208,9 +222,15 @@ func (s *Syncer) syncMirror(ctx context.Context, pod *v1.Pod) {
 }
 
 // SyncTerminatingPod stops every container within the grace period, then records the status of
-// the stopped pod.
-func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *v1.Pod, ps *container.PodStatus, gracePeriod int64) error {
+// the stopped pod. A kill with a failure (an eviction) fails the pod's status first.
+func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *v1.Pod, ps *container.PodStatus, gracePeriod int64, failure podworkers.Failure) error {
 	pod = s.allocated(pod)
+	if failure.Reason != "" {
+		// As upstream's PodStatusFunc: the pod shows as failed, with why, while it stops.
+		st := s.generate(pod, ps, false)
+		status.Fail(&st, pod, failure.Reason, failure.Message, failure.DisruptionTarget, s.clock.Now())
+		s.statuses.SetPodStatus(pod, st)
+	}
 	if err := s.runtime.KillPod(ctx, pod, ps, &gracePeriod); err != nil {
 		return err
 	}
@@ -234,6 +254,11 @@ func (s *Syncer) SyncTerminatedPod(_ context.Context, pod *v1.Pod, ps *container
 	pod = s.allocated(pod)
 	final := status.Terminate(pod, s.generate(pod, ps, true), podconfig.IsStaticPod(pod))
 	s.statuses.SetPodStatus(pod, final)
+	if s.volumes != nil {
+		if err := s.volumes.TearDownVolumes(pod.UID); err != nil {
+			return fmt.Errorf("release the volumes of terminated pod %s: %w", klog.KObj(pod), err)
+		}
+	}
 	s.mu.Lock()
 	delete(s.waiting, pod.UID)
 	s.mu.Unlock()

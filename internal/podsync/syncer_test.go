@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/nodelet/nodelet/internal/container"
 	"github.com/nodelet/nodelet/internal/podconfig"
 	"github.com/nodelet/nodelet/internal/podmanager"
+	"github.com/nodelet/nodelet/internal/podworkers"
 	"github.com/nodelet/nodelet/internal/prober"
 	"github.com/nodelet/nodelet/internal/runtime"
 	"github.com/nodelet/nodelet/internal/status"
@@ -113,14 +115,14 @@ func TestSyncTerminatingPod(t *testing.T) {
 	sm := statusmanager.New(pm)
 	rt := &fakeRuntime{after: running(container.StateRunning, 0)}
 	s := New(Config{}, rt, sm, &fakeProbes{}, clocktesting.NewFakeClock(time.Unix(100, 0)))
-	if err := s.SyncTerminatingPod(context.Background(), p, running(container.StateRunning, 0), 7); err == nil {
+	if err := s.SyncTerminatingPod(context.Background(), p, running(container.StateRunning, 0), 7, podworkers.Failure{}); err == nil {
 		t.Fatal("a container still running after the kill must be an error, so the worker retries")
 	}
 	if len(rt.killed) != 1 || rt.killed[0] != 7 {
 		t.Fatalf("KillPod grace %v, want [7]", rt.killed)
 	}
 	rt.after = running(container.StateExited, 137)
-	if err := s.SyncTerminatingPod(context.Background(), p, running(container.StateRunning, 0), 7); err != nil {
+	if err := s.SyncTerminatingPod(context.Background(), p, running(container.StateRunning, 0), 7, podworkers.Failure{}); err != nil {
 		t.Fatal(err)
 	}
 	st, _ := sm.GetPodStatus("u")
@@ -151,6 +153,65 @@ func TestSyncTerminatedPodNeverStarted(t *testing.T) {
 	}
 	if term := st.ContainerStatuses[0].State.Terminated; term == nil || term.Reason != status.ReasonContainerStatusUnknown || term.ExitCode != 137 {
 		t.Errorf("container state %+v, want terminated ContainerStatusUnknown 137", st.ContainerStatuses[0].State)
+	}
+}
+
+type fakeVolumes struct {
+	tornDown []types.UID
+	err      error
+}
+
+var _ Volumes = (*fakeVolumes)(nil)
+
+func (f *fakeVolumes) TearDownVolumes(uid types.UID) error {
+	f.tornDown = append(f.tornDown, uid)
+	return f.err
+}
+
+// A terminated pod's volumes are released (an evicted pod's emptyDir frees its memory and disk
+// at once, as upstream); a failure is retried with the pod's final status already recorded.
+func TestSyncTerminatedPodReleasesVolumes(t *testing.T) {
+	sm := statusmanager.New(podmanager.New())
+	vols := &fakeVolumes{err: errors.New("device busy")}
+	s := New(Config{}, &fakeRuntime{}, sm, &fakeProbes{}, clocktesting.NewFakeClock(time.Unix(100, 0))).WithVolumes(vols)
+	if err := s.SyncTerminatedPod(context.Background(), pod(), &container.PodStatus{ID: "u"}); err == nil || !strings.Contains(err.Error(), "device busy") {
+		t.Fatalf("err = %v, want the teardown's", err)
+	}
+	if st, _ := sm.GetPodStatus("u"); st.Phase != v1.PodFailed {
+		t.Errorf("final status not recorded before the teardown: %s", st.Phase)
+	}
+	vols.err = nil
+	if err := s.SyncTerminatedPod(context.Background(), pod(), &container.PodStatus{ID: "u"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(vols.tornDown) != 2 || vols.tornDown[1] != "u" {
+		t.Errorf("torn down %v", vols.tornDown)
+	}
+}
+
+// A kill with a failure (an eviction) shows the pod Failed with the reason, message and
+// DisruptionTarget condition while it stops.
+func TestSyncTerminatingPodFailure(t *testing.T) {
+	sm := statusmanager.New(podmanager.New())
+	p := pod()
+	rt := &fakeRuntime{after: running(container.StateExited, 137)}
+	s := New(Config{}, rt, sm, &fakeProbes{}, clocktesting.NewFakeClock(time.Unix(100, 0)))
+	if err := s.SyncTerminatingPod(context.Background(), p, running(container.StateRunning, 0), 1,
+		podworkers.Failure{Reason: "Evicted", Message: "The node was low on resource: memory. ", DisruptionTarget: true}); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := sm.GetPodStatus("u")
+	if st.Phase != v1.PodFailed || st.Reason != "Evicted" || st.Message != "The node was low on resource: memory. " {
+		t.Errorf("status %s %q %q", st.Phase, st.Reason, st.Message)
+	}
+	var dt *v1.PodCondition
+	for i := range st.Conditions {
+		if st.Conditions[i].Type == v1.DisruptionTarget {
+			dt = &st.Conditions[i]
+		}
+	}
+	if dt == nil || dt.Status != v1.ConditionTrue || dt.Reason != v1.PodReasonTerminationByKubelet || dt.Message != st.Message {
+		t.Errorf("DisruptionTarget %+v", dt)
 	}
 }
 

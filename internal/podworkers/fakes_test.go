@@ -117,7 +117,7 @@ func (f *fakeSyncer) SyncPod(ctx context.Context, t UpdateType, pod *v1.Pod, _ *
 	return f.terminal && err == nil, err
 }
 
-func (f *fakeSyncer) SyncTerminatingPod(ctx context.Context, pod *v1.Pod, _ *container.PodStatus, grace int64) error {
+func (f *fakeSyncer) SyncTerminatingPod(ctx context.Context, pod *v1.Pod, _ *container.PodStatus, grace int64, _ Failure) error {
 	return f.do(ctx, call{kind: kindTerminating, uid: pod.UID, gen: pod.Generation, grace: grace})
 }
 

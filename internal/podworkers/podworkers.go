@@ -281,5 +281,6 @@ func (p *PodWorkers) TerminationRequest(uid types.UID) (KillPodOptions, bool) {
 		return KillPodOptions{}, false
 	}
 	grace := s.gracePeriod
-	return KillPodOptions{PodTerminationGracePeriodSecondsOverride: &grace, Reason: s.killReason, Evict: s.evicted}, true
+	return KillPodOptions{PodTerminationGracePeriodSecondsOverride: &grace, Reason: s.kill.Reason,
+		Message: s.kill.Message, DisruptionTarget: s.kill.DisruptionTarget, Evict: s.evicted}, true
 }

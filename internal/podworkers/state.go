@@ -22,8 +22,8 @@ type podSyncStatus struct {
 	// gracePeriod is the effective grace period in seconds (>= 1) once terminating; it only
 	// shrinks.
 	gracePeriod int64
-	// killReason is the last non-empty KillPodOptions.Reason.
-	killReason string
+	// kill is the last KillPodOptions with a non-empty Reason.
+	kill Failure
 
 	// pending is the next update for the worker: the latest one wins, except that once the pod
 	// is terminating every pending update is a kill.
@@ -131,15 +131,17 @@ func transition(s podSyncStatus, u UpdatePodOptions, now time.Time) (podSyncStat
 // reason and eviction, so that a pending kill is never overwritten by anything but a kill. It
 // records the new grace period and reason in s and reports whether the grace period shrank.
 func asKill(s *podSyncStatus, u UpdatePodOptions) (UpdatePodOptions, bool) {
-	if u.KillPodOptions != nil && u.KillPodOptions.Reason != "" {
-		s.killReason = u.KillPodOptions.Reason
+	if o := u.KillPodOptions; o != nil && o.Reason != "" {
+		s.kill = Failure{Reason: o.Reason, Message: o.Message, DisruptionTarget: o.DisruptionTarget}
 	}
 	grace, shortened := effectiveGracePeriod(s.gracePeriod, u.Pod, u.KillPodOptions)
 	s.gracePeriod = grace
 	u.UpdateType = SyncPodKill
 	u.KillPodOptions = &KillPodOptions{
 		PodTerminationGracePeriodSecondsOverride: &grace,
-		Reason:                                   s.killReason,
+		Reason:                                   s.kill.Reason,
+		Message:                                  s.kill.Message,
+		DisruptionTarget:                         s.kill.DisruptionTarget,
 		Evict:                                    s.evicted,
 	}
 	return u, shortened
@@ -173,7 +175,8 @@ func effectiveGracePeriod(current int64, pod *v1.Pod, opts *KillPodOptions) (gra
 type podWork struct {
 	workType    WorkType
 	options     UpdatePodOptions
-	gracePeriod int64 // for TerminatingPod
+	gracePeriod int64   // for TerminatingPod
+	failure     Failure // for TerminatingPod
 }
 
 // begin takes the pending update for the worker (upstream's startPodSync). ok is false when
@@ -189,7 +192,7 @@ func begin(s podSyncStatus) (_ podSyncStatus, w podWork, ok bool) {
 	if w.workType == TerminatingPod {
 		// From here on SyncPod is never called again: no new container can start.
 		s.startedTerminating = true
-		w.gracePeriod = s.gracePeriod
+		w.gracePeriod, w.failure = s.gracePeriod, s.kill
 	}
 	return s, w, true
 }

@@ -66,7 +66,7 @@ var (
 	busyPending = mod(busy, func(s *podSyncStatus) { s.pending = ptr(upd(SyncPodUpdate, v1p)) })
 	// terminating: killed with 30s while busy; the kill is pending.
 	terminating = mod(busy, func(s *podSyncStatus) {
-		s.terminatingAt, s.gracePeriod, s.killReason = t0, 30, "Preempted"
+		s.terminatingAt, s.gracePeriod, s.kill.Reason = t0, 30, "Preempted"
 		s.pending = killed(v0, 30, "Preempted", false)
 	})
 	// terminatingBusy: the worker is in SyncTerminatingPod with 30s, nothing pending.
@@ -109,7 +109,7 @@ func TestTransition(t *testing.T) {
 		state:  busyPending,
 		update: kill(v1p, nil, "Preempted"),
 		want: mod(busyPending, func(s *podSyncStatus) {
-			s.terminatingAt, s.gracePeriod, s.killReason = now, 30, "Preempted"
+			s.terminatingAt, s.gracePeriod, s.kill.Reason = now, 30, "Preempted"
 			s.pending = killed(v1p, 30, "Preempted", false)
 		}),
 		queued: true, cancel: true,
@@ -118,7 +118,7 @@ func TestTransition(t *testing.T) {
 		state:  busy,
 		update: UpdatePodOptions{UpdateType: SyncPodKill, Pod: v0, KillPodOptions: &KillPodOptions{Evict: true, Reason: "Evicted"}},
 		want: mod(busy, func(s *podSyncStatus) {
-			s.terminatingAt, s.gracePeriod, s.killReason, s.evicted = now, 30, "Evicted", true
+			s.terminatingAt, s.gracePeriod, s.kill.Reason, s.evicted = now, 30, "Evicted", true
 			s.pending = killed(v0, 30, "Evicted", true)
 		}),
 		queued: true, cancel: true,
@@ -141,7 +141,7 @@ func TestTransition(t *testing.T) {
 		state:  terminatingBusy,
 		update: kill(v0, i64(60), "Evicted"),
 		want: mod(terminatingBusy, func(s *podSyncStatus) {
-			s.killReason, s.pending, s.working = "Evicted", killed(v0, 30, "Evicted", false), true
+			s.kill.Reason, s.pending, s.working = "Evicted", killed(v0, 30, "Evicted", false), true
 		}),
 		queued: true,
 	}, {
@@ -280,7 +280,7 @@ func TestBegin(t *testing.T) {
 		want: mod(terminating, func(s *podSyncStatus) {
 			s.pending, s.active, s.startedTerminating = nil, killed(v0, 30, "Preempted", false), true
 		}),
-		work:   podWork{workType: TerminatingPod, options: *killed(v0, 30, "Preempted", false), gracePeriod: 30},
+		work:   podWork{workType: TerminatingPod, options: *killed(v0, 30, "Preempted", false), gracePeriod: 30, failure: Failure{Reason: "Preempted"}},
 		wantOK: true,
 	}, {
 		name:  "terminated work keeps the last kill options in the active update",

@@ -82,9 +82,13 @@ type KillPodOptions struct {
 	// only ever shrinks. On the updates the pod worker hands out it is always set, to the
 	// effective grace period.
 	PodTerminationGracePeriodSecondsOverride *int64
-	// Reason says why the pod is killed (e.g. "Evicted", "Preempting"), for the final status.
-	// The last non-empty reason wins, as upstream's last PodStatusFunc does.
-	Reason string
+	// Reason says why the pod is killed (e.g. "Evicted", "Preempting"). A kill with a reason
+	// fails the pod: its status gets phase Failed, the reason and Message, and with
+	// DisruptionTarget the DisruptionTarget condition (reason TerminationByKubelet), as
+	// upstream's PodStatusFunc of an eviction. The last non-empty reason wins, with its message.
+	Reason           string
+	Message          string
+	DisruptionTarget bool
 	// Evict marks a kubelet eviction: an evicted pod's content may be removed at once
 	// (ShouldPodContentBeRemoved). It counts only on the kill that starts the termination, as
 	// upstream.
@@ -102,7 +106,8 @@ type Syncer interface {
 	SyncPod(ctx context.Context, updateType UpdateType, pod *v1.Pod, status *container.PodStatus) (isTerminal bool, err error)
 	// SyncTerminatingPod stops every container of the pod within gracePeriod seconds (>= 1).
 	// Once it returns nil, no container of the pod may run again.
-	SyncTerminatingPod(ctx context.Context, pod *v1.Pod, status *container.PodStatus, gracePeriod int64) error
+	// failure, when its Reason is set, is how the kill fails the pod (see KillPodOptions).
+	SyncTerminatingPod(ctx context.Context, pod *v1.Pod, status *container.PodStatus, gracePeriod int64, failure Failure) error
 	// SyncTerminatedPod releases what a stopped pod still holds (volumes, cgroups, final
 	// status). Once it returns nil the pod worker is finished with the pod.
 	SyncTerminatedPod(ctx context.Context, pod *v1.Pod, status *container.PodStatus) error
@@ -162,4 +167,11 @@ const (
 // jitter), as upstream requeues a BackoffError at its back-off's end.
 type RetryAt interface {
 	RetryAt() time.Time
+}
+
+// Failure is how a kill with a reason fails the pod: KillPodOptions' Reason, Message and
+// DisruptionTarget, as the worker hands them to SyncTerminatingPod.
+type Failure struct {
+	Reason, Message  string
+	DisruptionTarget bool
 }

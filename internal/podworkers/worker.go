@@ -90,7 +90,7 @@ func (p *PodWorkers) sync(ctx context.Context, uid types.UID, work podWork, last
 	case TerminatedPod:
 		return false, p.syncer.SyncTerminatedPod(ctx, pod, status)
 	case TerminatingPod:
-		return false, p.syncer.SyncTerminatingPod(ctx, pod, status, work.gracePeriod)
+		return false, p.syncer.SyncTerminatingPod(ctx, pod, status, work.gracePeriod, work.failure)
 	}
 	return p.syncer.SyncPod(ctx, work.options.UpdateType, pod, status)
 }

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -8,7 +9,10 @@ import (
 	"path/filepath"
 	"strings"
 
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/klog/v2"
 )
 
 // removePodCgroups removes the pod's cgroup directories once its containers are gone. With the
@@ -43,6 +47,75 @@ func (m *Manager) removePodCgroups(uid types.UID) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// podCgroupUIDs lists the UIDs of the pod cgroup directories in every hierarchy.
+func (m *Manager) podCgroupUIDs() (sets.Set[types.UID], error) {
+	uids := sets.New[types.UID]()
+	root := m.cfg.CgroupFSRoot
+	if root == "" {
+		return uids, nil
+	}
+	hierarchies := []string{root}
+	ents, err := os.ReadDir(root)
+	if err != nil {
+		return nil, fmt.Errorf("list cgroup hierarchies in %s: %w", root, err)
+	}
+	for _, e := range ents {
+		if e.IsDir() {
+			hierarchies = append(hierarchies, filepath.Join(root, e.Name()))
+		}
+	}
+	for _, h := range hierarchies {
+		for _, qos := range []string{"", "burstable", "besteffort"} {
+			dirs, err := os.ReadDir(filepath.Join(h, m.cfg.CgroupRoot, qos))
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				return nil, fmt.Errorf("list pod cgroups: %w", err)
+			}
+			for _, d := range dirs {
+				if uid, ok := strings.CutPrefix(d.Name(), "pod"); ok && d.IsDir() && uid != "" {
+					uids.Insert(types.UID(uid))
+				}
+			}
+		}
+	}
+	return uids, nil
+}
+
+// Housekeep is upstream's cleanupOrphanedPodCgroups, run by housekeeping: the cgroups of pods
+// that are neither desired nor in the runtime are removed. Pods normally lose their cgroups
+// with their containers (RemovePod); this catches those whose containers and sandboxes went
+// another way (the container garbage collector, a restart in between). A cgroup still busy
+// stays until the next housekeeping.
+func (m *Manager) Housekeep(ctx context.Context, desired []*v1.Pod) {
+	uids, err := m.podCgroupUIDs()
+	if err != nil {
+		klog.ErrorS(err, "Housekeeping could not list pod cgroups; retrying next time")
+		return
+	}
+	for _, p := range desired {
+		uids.Delete(p.UID)
+	}
+	if uids.Len() == 0 {
+		return
+	}
+	pods, err := m.GetPods(ctx)
+	if err != nil {
+		klog.ErrorS(err, "Housekeeping could not list the runtime's pods for orphaned pod cgroups; retrying next time")
+		return
+	}
+	for _, p := range pods {
+		uids.Delete(p.ID)
+	}
+	for _, uid := range sets.List(uids) {
+		klog.V(2).InfoS("Removing the cgroup of a pod that is gone", "podUID", uid)
+		if err := m.removePodCgroups(uid); err != nil {
+			klog.ErrorS(err, "Failed to remove the cgroup of a pod that is gone; a process may be left in it (retrying at the next housekeeping)", "podUID", uid)
+		}
+	}
 }
 
 // removePodLogDirs removes the pod's log directory, <podLogsDir>/<namespace>_<name>_<uid>, as

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -75,5 +77,56 @@ func TestRemovePodLogDirs(t *testing.T) {
 	}
 	if _, err := os.Stat(other); err != nil {
 		t.Errorf("a pattern UID removed another pod's log directory: %v", err)
+	}
+}
+
+func TestHousekeepRemovesOrphanedPodCgroups(t *testing.T) {
+	h := newHarness(t)
+	root := t.TempDir()
+	h.cfg.CgroupFSRoot = root
+	m, err := New(h.cfg, h.m.deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.m = m
+	inRuntime := newPod() // not desired, but its containers are still there: RemovePod's job
+	h.mustSync(inRuntime)
+	mk := func(p string) string {
+		dir := filepath.Join(root, p)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	kept := []string{mk("memory/kubepods/besteffort/pod" + string(inRuntime.UID)), mk("memory/kubepods/burstable/poddesired"),
+		mk("pids/kubepods/podbusy/a-container"), mk("memory/kubepods/besteffort/not-a-pod")}
+	gone := []string{mk("memory/kubepods/podgone"), mk("cpu/kubepods/besteffort/podgone"), mk("kubepods/burstable/podgone")}
+	desired := []*v1.Pod{{ObjectMeta: metav1.ObjectMeta{UID: "desired"}}}
+
+	h.m.Housekeep(h.ctx, desired)
+	for _, d := range gone {
+		if _, err := os.Stat(d); !os.IsNotExist(err) {
+			t.Errorf("orphaned pod cgroup %s still there", d)
+		}
+	}
+	for _, d := range kept {
+		if _, err := os.Stat(d); err != nil {
+			t.Errorf("%s was removed: %v", d, err)
+		}
+	}
+	if n := h.rt.CallCount("ListPodSandbox"); n == 0 {
+		t.Error("the runtime was not consulted")
+	}
+
+	// Without orphans the runtime is not listed at all.
+	for _, d := range []string{"pids/kubepods/podbusy/a-container", "pids/kubepods/podbusy"} {
+		if err := os.Remove(filepath.Join(root, d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := h.rt.CallCount("ListPodSandbox")
+	h.m.Housekeep(h.ctx, append(desired, inRuntime))
+	if n := h.rt.CallCount("ListPodSandbox"); n != before {
+		t.Errorf("listed the runtime %d times with no orphaned cgroup", n-before)
 	}
 }

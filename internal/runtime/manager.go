@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/nodelet/nodelet/internal/containergc"
 	"github.com/nodelet/nodelet/internal/runtime/criconfig"
 )
 
@@ -97,6 +99,12 @@ type Config struct {
 	// HostMaskedPaths are masked in every container besides criconfig.DefaultMaskedPaths: the
 	// host's per-CPU thermal_throttle directories, as upstream.
 	HostMaskedPaths []string
+	// DeadContainers is the container garbage collection policy, which SyncPod applies at once
+	// to the pod it synced: a container's exited instances beyond its newest
+	// MaxPerPodContainer+1 (the newest may be about to restart) and created at least MinAge
+	// ago are removed; a negative MaxPerPodContainer keeps them all (internal/containergc
+	// removes the rest). Nil: containergc.DefaultPolicy().
+	DeadContainers *containergc.Policy
 }
 
 // Deps are the manager's collaborators.
@@ -141,8 +149,8 @@ type LogCleaner interface {
 	Clean(ctx context.Context, containerID string) error
 }
 
-// removeContainer removes a container and, first, its rotated logs, as upstream's
-// removeContainerLog: the runtime removes the current log file itself.
+// removeContainer removes a container and, first, its log files (the current one and the rotated
+// ones), as upstream's removeContainerLog.
 func (m *Manager) removeContainer(ctx context.Context, id string) error {
 	if m.deps.Logs != nil {
 		if err := m.deps.Logs.Clean(ctx, id); err != nil {
@@ -150,6 +158,21 @@ func (m *Manager) removeContainer(ctx context.Context, id string) error {
 		}
 	}
 	return m.deps.Containers.RemoveContainer(ctx, id)
+}
+
+// RemoveContainer removes a dead container and its logs for the container garbage collector; a
+// container already gone is no error.
+func (m *Manager) RemoveContainer(ctx context.Context, containerID string) error {
+	if err := m.removeContainer(ctx, containerID); err != nil && !isNotFound(err) {
+		return fmt.Errorf("remove container %s: %w", containerID, err)
+	}
+	return nil
+}
+
+// KillContainer stops a container the garbage collector found in an unknown state, as an orphan
+// (its preStop hook from its annotation, the minimum grace period), as upstream's GC does.
+func (m *Manager) KillContainer(ctx context.Context, containerID, name string) error {
+	return m.killContainer(ctx, nil, containerID, name, "", "", nil)
 }
 
 // Manager drives the CRI runtime.
@@ -185,6 +208,11 @@ func New(cfg Config, deps Deps) (*Manager, error) {
 	if cfg.CgroupRoot == "" {
 		cfg.CgroupRoot = "/kubepods"
 	}
+	policy := containergc.DefaultPolicy()
+	if cfg.DeadContainers != nil {
+		policy = *cfg.DeadContainers
+	}
+	cfg.DeadContainers = &policy
 	m := &Manager{cfg: cfg, deps: deps, pullFailed: map[string]time.Time{},
 		crashBackOff: flowcontrol.NewBackOff(crashBackOffInitial, crashBackOffMax),
 		pullBackOff:  flowcontrol.NewBackOff(pullBackOffInitial, pullBackOffMax),

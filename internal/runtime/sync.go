@@ -31,10 +31,6 @@ type SyncResult struct {
 	Resized bool
 }
 
-// keepDeadPerContainer is how many exited instances of a container are kept: the last one, for
-// `logs --previous` and lastState (upstream's container GC keeps one per container by default).
-const keepDeadPerContainer = 1
-
 // SyncPod moves the pod toward its spec: it computes the plan and applies it.
 func (m *Manager) SyncPod(ctx context.Context, pod *v1.Pod, ps *container.PodStatus, probes ProbeView) SyncResult {
 	active := ps.ActiveContainerStatuses
@@ -155,13 +151,20 @@ func (m *Manager) purgeInitContainers(ctx context.Context, pod *v1.Pod, ps *cont
 	}
 }
 
-// pruneDeadContainers removes exited instances beyond the newest keepDeadPerContainer + 1 of
-// each container name (the newest may be the one that just exited).
+// pruneDeadContainers removes, as the container GC would, the exited instances of each container
+// name beyond the newest maximum-dead-containers-per-container + 1 (the newest may be the one
+// that just exited; the last dead one serves `logs --previous` and lastState) that are older
+// than minimum-container-ttl-duration. A negative maximum leaves them all to the container GC.
 func (m *Manager) pruneDeadContainers(ctx context.Context, pod *v1.Pod, ps *container.PodStatus) {
+	policy := m.cfg.DeadContainers
+	if policy.MaxPerPodContainer < 0 {
+		return
+	}
+	newest := m.deps.Clock.Now().Add(-policy.MinAge)
 	seen := map[string]int{}
 	for _, cs := range ps.ContainerStatuses { // newest first
 		seen[cs.Name]++
-		if seen[cs.Name] <= keepDeadPerContainer+1 || cs.State != container.StateExited {
+		if seen[cs.Name] <= policy.MaxPerPodContainer+1 || cs.State != container.StateExited || newest.Before(cs.CreatedAt) {
 			continue
 		}
 		if err := m.removeContainer(ctx, cs.ID); err != nil && !isNotFound(err) {

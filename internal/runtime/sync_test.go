@@ -10,6 +10,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/nodelet/nodelet/internal/container"
+	"github.com/nodelet/nodelet/internal/containergc"
 )
 
 func TestSyncPodInitContainers(t *testing.T) {
@@ -261,24 +262,51 @@ func TestPruneDeadContainers(t *testing.T) {
 	running := func(id, name string) *container.Status {
 		return &container.Status{ID: id, Name: name, State: container.StateRunning}
 	}
+	old := func(cs *container.Status) *container.Status { cs.CreatedAt = t0.Add(-time.Hour); return cs }
 	for _, tc := range []struct {
 		name     string
 		statuses []*container.Status // newest first
 		want     []string
+		policy   *containergc.Policy // nil: the default, one dead instance per container
 	}{
-		{"running and one exited: kept", []*container.Status{running("a2", "a"), exited("a1", "a")}, nil},
+		{"running and one exited: kept", []*container.Status{running("a2", "a"), exited("a1", "a")}, nil, nil},
 		{"running and two exited: the older exited goes",
-			[]*container.Status{running("a3", "a"), exited("a2", "a"), exited("a1", "a")}, []string{"a1"}},
+			[]*container.Status{running("a3", "a"), exited("a2", "a"), exited("a1", "a")}, []string{"a1"}, nil},
 		{"three exited: the newest two are kept (the newest may be restarting now)",
-			[]*container.Status{exited("a3", "a"), exited("a2", "a"), exited("a1", "a")}, []string{"a1"}},
+			[]*container.Status{exited("a3", "a"), exited("a2", "a"), exited("a1", "a")}, []string{"a1"}, nil},
 		{"counted per container name",
 			[]*container.Status{running("a3", "a"), exited("b2", "b"), exited("a2", "a"), exited("b1", "b"), exited("a1", "a")},
-			[]string{"a1"}},
+			[]string{"a1"}, nil},
 		{"running instances are never removed",
-			[]*container.Status{exited("a3", "a"), exited("a2", "a"), running("a1", "a")}, nil},
+			[]*container.Status{exited("a3", "a"), exited("a2", "a"), running("a1", "a")}, nil, nil},
+		{"maximum-dead-containers-per-container=2",
+			[]*container.Status{running("a4", "a"), exited("a3", "a"), exited("a2", "a"), exited("a1", "a")}, []string{"a1"},
+			&containergc.Policy{MaxPerPodContainer: 2}},
+		{"maximum-dead-containers-per-container=0 keeps the newest, which may restart",
+			[]*container.Status{exited("a3", "a"), exited("a2", "a"), exited("a1", "a")}, []string{"a2", "a1"},
+			&containergc.Policy{MaxPerPodContainer: 0}},
+		{"a negative maximum leaves them all to the container GC",
+			[]*container.Status{running("a4", "a"), exited("a3", "a"), exited("a2", "a"), exited("a1", "a")}, nil,
+			&containergc.Policy{MaxPerPodContainer: -1}},
+		{"minimum-container-ttl-duration spares younger instances",
+			[]*container.Status{running("a4", "a"), exited("a3", "a"), exited("a2", "a"), old(exited("a1", "a"))}, []string{"a1"},
+			&containergc.Policy{MinAge: time.Minute, MaxPerPodContainer: 0}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHarness(t)
+			if tc.policy != nil {
+				h.cfg.DeadContainers = tc.policy
+				m, err := New(h.cfg, h.m.deps)
+				if err != nil {
+					t.Fatal(err)
+				}
+				h.m = m
+			}
+			for _, cs := range tc.statuses {
+				if cs.CreatedAt.IsZero() {
+					cs.CreatedAt = t0
+				}
+			}
 			h.m.pruneDeadContainers(h.ctx, newPod(), &container.PodStatus{ContainerStatuses: tc.statuses})
 			if got := h.rt.Removed(); !slices.Equal(got, tc.want) {
 				t.Errorf("removed %v, want %v", got, tc.want)

@@ -143,3 +143,17 @@ func (p *Provider) ImageFsStats(ctx context.Context) (*statsapi.FsStats, error) 
 	image, _, err := p.imageFs(ctx, ps)
 	return image, err
 }
+
+// HasDedicatedImageFs says the runtime's image filesystem is another filesystem than the one
+// holding the root directory (upstream's HasDedicatedImageFs, which compares devices).
+func (p *Provider) HasDedicatedImageFs(ctx context.Context) (bool, error) {
+	resp, err := p.images.ImageFsInfo(ctx)
+	if err != nil {
+		return false, fmt.Errorf("stats: image filesystem info: %w", err)
+	}
+	fss := resp.GetImageFilesystems()
+	if len(fss) == 0 || fss[0].GetFsId().GetMountpoint() == "" {
+		return false, fmt.Errorf("stats: the runtime reports no image filesystem mountpoint")
+	}
+	return host.DifferentDevices(fss[0].GetFsId().GetMountpoint(), p.cfg.RootDir)
+}

@@ -1,7 +1,10 @@
 package status
 
 import (
+	"time"
+
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // unknownAtTermination is the state upstream gives a container whose end it could not see.
@@ -78,4 +81,24 @@ func attemptedInits(cs []v1.ContainerStatus) []v1.ContainerStatus {
 		return cs[:1]
 	}
 	return nil
+}
+
+// Fail is upstream's PodStatusFunc of a kill by the kubelet (an eviction): phase Failed with the
+// reason and message, and with disruption the DisruptionTarget condition (reason
+// TerminationByKubelet, the same message), its transition time now.
+func Fail(s *v1.PodStatus, pod *v1.Pod, reason, message string, disruption bool, now time.Time) {
+	s.Phase, s.Reason, s.Message = v1.PodFailed, reason, message
+	if !disruption {
+		return
+	}
+	c := v1.PodCondition{Type: v1.DisruptionTarget, Status: v1.ConditionTrue, Reason: v1.PodReasonTerminationByKubelet,
+		Message: message, ObservedGeneration: pod.Generation, LastTransitionTime: metav1.NewTime(now)}
+	if existing := findCondition(s.Conditions, v1.DisruptionTarget); existing != nil {
+		if existing.Status == v1.ConditionTrue {
+			c.LastTransitionTime = existing.LastTransitionTime
+		}
+		*existing = c
+		return
+	}
+	s.Conditions = append(s.Conditions, c)
 }

@@ -29,6 +29,10 @@ func (d *Dispatcher) admit(pod *v1.Pod) bool {
 	return false
 }
 
+// ActivePods are the desired pods that were admitted and have not terminated: the pods the
+// eviction manager may evict (upstream's GetActivePods).
+func (d *Dispatcher) ActivePods() []*v1.Pod { return d.activePods("") }
+
 // activePods are the desired pods that were admitted and have not terminated, except self.
 func (d *Dispatcher) activePods(self types.UID) []*v1.Pod {
 	var out []*v1.Pod

@@ -187,6 +187,35 @@ func (m *Manager) TearDown(podUID types.UID) error {
 	return nil
 }
 
+// TearDownVolumes is what upstream's volume manager does once a pod has terminated, before the
+// pod is deleted: every mount under the pod directory (tmpfs of emptyDir, secret, projected...,
+// subPath binds) is unmounted and the volumes directory removed with the emptyDirs' content, so
+// a finished or evicted pod holds neither memory nor disk. The pod directory itself (etc-hosts,
+// termination messages) stays until the pod is removed (TearDown). Idempotent.
+func (m *Manager) TearDownVolumes(podUID types.UID) error {
+	if err := checkName("pod UID", string(podUID)); err != nil {
+		return err
+	}
+	unlock := m.locks.lock(podUID)
+	defer unlock()
+	dir := m.podDir(podUID)
+	if fi, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) || (err == nil && !fi.IsDir()) {
+		return nil
+	}
+	if err := m.unmountUnder(dir); err != nil {
+		return fmt.Errorf("tearing down the volumes of pod %s: %w", podUID, err)
+	}
+	vols := m.volumesDir(podUID)
+	if _, err := os.Lstat(vols); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err := removeTree(vols); err != nil {
+		return fmt.Errorf("tearing down the volumes of pod %s: %w", podUID, err)
+	}
+	klog.V(3).InfoS("Removed the volumes of a terminated pod", "podUID", podUID, "path", vols)
+	return nil
+}
+
 // maxStackedMounts bounds the unmount loop on one path (mounts may be stacked).
 const maxStackedMounts = 16
 

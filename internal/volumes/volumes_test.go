@@ -207,6 +207,43 @@ func TestTearDownUnmountsThenRemoves(t *testing.T) {
 	}
 }
 
+func TestTearDownVolumesKeepsThePodDirectory(t *testing.T) {
+	fm := newFakeMounter()
+	m, root := newTestManager(t, fm)
+	pod := testPod("uid-1", emptyDirVol("shm", v1.StorageMediumMemory), emptyDirVol("disk", ""))
+	paths, err := m.SetUp(pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(paths["disk"], "f"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hosts := filepath.Join(root, "pods/uid-1/etc-hosts")
+	if err := os.WriteFile(hosts, []byte("127.0.0.1 localhost\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.TearDownVolumes(pod.UID); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(fm.unmounts, []string{paths["shm"]}) {
+		t.Fatalf("unmounts = %v", fm.unmounts)
+	}
+	mustNotExist(t, filepath.Join(root, "pods/uid-1/volumes"))
+	if _, err := os.Stat(hosts); err != nil {
+		t.Errorf("the pod directory's other files go only with the pod: %v", err)
+	}
+	if err := m.TearDownVolumes(pod.UID); err != nil {
+		t.Fatalf("second TearDownVolumes: %v", err)
+	}
+	if err := m.TearDownVolumes("unknown-uid"); err != nil {
+		t.Fatalf("TearDownVolumes of a pod without a directory: %v", err)
+	}
+	if err := m.TearDown(pod.UID); err != nil {
+		t.Fatal(err)
+	}
+	mustNotExist(t, filepath.Join(root, "pods/uid-1"))
+}
+
 func TestTearDownWithListerUnmountsStackedMounts(t *testing.T) {
 	lm := &listingMounter{fakeMounter: newFakeMounter()}
 	m, _ := newTestManager(t, lm)

@@ -124,3 +124,16 @@ func device(fi fs.FileInfo) uint64 {
 	}
 	return 0
 }
+
+// DifferentDevices says the paths are on different filesystems (devices).
+func DifferentDevices(a, b string) (bool, error) {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false, err
+	}
+	fb, err := os.Stat(b)
+	if err != nil {
+		return false, err
+	}
+	return device(fa) != device(fb), nil
+}

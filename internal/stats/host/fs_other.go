@@ -24,3 +24,8 @@ func (r *Reader) FilesUsage(dir string) (DiskUsage, error) {
 func (r *Reader) TreeUsage(dir string) (DiskUsage, error) {
 	return DiskUsage{}, fmt.Errorf("usage of %s: %w", dir, errUnsupported)
 }
+
+// DifferentDevices is Linux-only.
+func DifferentDevices(a, b string) (bool, error) {
+	return false, fmt.Errorf("devices of %s and %s: %w", a, b, errUnsupported)
+}
