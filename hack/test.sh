@@ -35,7 +35,7 @@ mkdir -p /var/cache/nodelet
 ( nice -n 19 bash hack/conformance.sh build >/dev/null && nice -n 19 bash hack/conformance.sh images ) \
 	>/var/cache/nodelet/conformance-prebuild.log 2>&1 &
 prebuild=$!
-go test -count=1 -timeout 30m -v -skip '^TestClusterPressure' ./test/e2e/
+go test -count=1 -timeout 50m -v -skip '^TestClusterPressure' ./test/e2e/
 wait "$prebuild" || { tail -n 40 /var/cache/nodelet/conformance-prebuild.log; echo "building the conformance suite failed"; exit 1; }
 
 step "node pressure: eviction under memory and disk pressure, alone on the machine"

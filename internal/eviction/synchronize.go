@@ -14,10 +14,11 @@ import (
 // the stats failed) and the pods it evicted. Every pod over its local storage limits is evicted;
 // otherwise at most one pod for a threshold.
 func (m *Manager) Synchronize(ctx context.Context) (*statsapi.Summary, []*v1.Pod) {
-	if m.dedicatedImageFs(ctx) == nil {
+	known := m.dedicatedImageFs(ctx)
+	if known == nil {
 		return nil, nil
 	}
-	dedicated := *m.dedicatedImageFs(ctx)
+	dedicated := *known
 	active := m.deps.Pods.ActivePods()
 	summary, err := m.deps.Summary.Summary(ctx)
 	if err != nil {
