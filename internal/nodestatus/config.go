@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"strconv"
-	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -40,26 +38,6 @@ const (
 type Threshold struct {
 	Quantity   *resource.Quantity
 	Percentage float32
-}
-
-// ParseThreshold parses an evictionHard value such as "100Mi" or "10%".
-func ParseThreshold(s string) (Threshold, error) {
-	s = strings.TrimSpace(s)
-	if pct, ok := strings.CutSuffix(s, "%"); ok {
-		f, err := strconv.ParseFloat(pct, 32)
-		if err != nil || f < 0 || f > 100 {
-			return Threshold{}, fmt.Errorf("invalid eviction threshold percentage %q", s)
-		}
-		return Threshold{Percentage: float32(f / 100)}, nil
-	}
-	q, err := resource.ParseQuantity(s)
-	if err != nil {
-		return Threshold{}, fmt.Errorf("invalid eviction threshold %q: %w", s, err)
-	}
-	if q.Sign() < 0 {
-		return Threshold{}, fmt.Errorf("eviction threshold %q must not be negative", s)
-	}
-	return Threshold{Quantity: &q}, nil
 }
 
 // quantity is upstream's evictionapi.GetThresholdQuantity.

@@ -322,37 +322,6 @@ func TestSetNodeStatus(t *testing.T) {
 	check(t, "events", wantEvents, eventStrings(events))
 }
 
-func TestParseThreshold(t *testing.T) {
-	tests := []struct {
-		in       string
-		capacity string
-		want     string
-		wantErr  bool
-	}{
-		{in: "100Mi", capacity: "8Gi", want: "100Mi"},
-		{in: "10%", capacity: "100Gi", want: "10737418400"}, // float32, as upstream
-		{in: "0%", capacity: "100Gi", want: "0"},
-		{in: "abc", wantErr: true},
-		{in: "150%", wantErr: true},
-		{in: "-1Gi", wantErr: true},
-	}
-	for _, tc := range tests {
-		t.Run(tc.in, func(t *testing.T) {
-			th, err := ParseThreshold(tc.in)
-			if (err != nil) != tc.wantErr {
-				t.Fatalf("err = %v, wantErr %v", err, tc.wantErr)
-			}
-			if tc.wantErr {
-				return
-			}
-			got := th.quantity(q(tc.capacity))
-			if got.Cmp(q(tc.want)) != 0 {
-				t.Errorf("quantity = %s, want %s", got.String(), tc.want)
-			}
-		})
-	}
-}
-
 // check compares semantically (quantities by value, nil and empty alike).
 func check(t *testing.T, what string, want, got any) {
 	t.Helper()
@@ -424,5 +393,27 @@ func TestSetImages(t *testing.T) {
 	}
 	if images[0].Id != "small" {
 		t.Error("setImages reordered its input")
+	}
+}
+
+// Standalone admission checks pods against what a registered node would report: ephemeral-storage
+// is the root dir's filesystem minus the hard nodefs threshold, memory minus memory.available's.
+func TestNodeResources(t *testing.T) {
+	tenPct := &Threshold{Percentage: 0.1}
+	q := resource.MustParse("100Mi")
+	capacity, allocatable := NodeResources(Config{NodeName: "n", MaxPods: 20, EvictionHardNodefs: tenPct,
+		EvictionHardMemory: &Threshold{Quantity: &q}, KubeReserved: v1.ResourceList{v1.ResourceCPU: resource.MustParse("500m")}},
+		MachineInfo{NumCPU: 2, MemoryCapacity: 4 << 30, EphemeralStorageCapacity: 100 << 30})
+	want := map[v1.ResourceName][2]string{
+		v1.ResourceCPU:              {"2", "1500m"},
+		v1.ResourceMemory:           {"4Gi", "3996Mi"},
+		v1.ResourceEphemeralStorage: {"100Gi", "96636764000"}, // 10% as float32, as upstream,
+		v1.ResourcePods:             {"20", "20"},
+	}
+	for r, w := range want {
+		c, a := capacity[r], allocatable[r]
+		if c.Cmp(resource.MustParse(w[0])) != 0 || a.Cmp(resource.MustParse(w[1])) != 0 {
+			t.Errorf("%s: capacity %s allocatable %s, want %s and %s", r, c.String(), a.String(), w[0], w[1])
+		}
 	}
 }
