@@ -323,7 +323,7 @@ func Run(ctx context.Context, cfg Config, deps Deps) error {
 		}
 		dispatcher.WithHousekeepers(cl.mirrors)
 	}
-	evictions, err := eviction.New(cfg.Eviction, eviction.Deps{Clock: deps.Clock, Summary: provider, Pods: dispatcher,
+	evictions, err := eviction.New(cfg.Eviction, eviction.Deps{Clock: deps.Clock, Summary: provider, Pods: dispatcher, Metrics: km,
 		Killer: podEvicter{workers}, Recorder: recorder, ImageGC: eviction.ReclaimFunc(images.DeleteUnusedImages),
 		ContainerGC: eviction.ReclaimFunc(containers.DeleteAllUnusedContainers)})
 	if err != nil {

@@ -9,12 +9,19 @@ import (
 	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 )
 
-// LocalStorageViolation is upstream's localStorageEviction for one pod (pure): the eviction
-// message when an emptyDir uses more than its sizeLimit (memory-backed ones excepted, as their
+// The signals of local storage evictions in kubelet_evictions, as upstream's.
+const (
+	SignalEmptyDirFsLimit           = "emptydirfs.limit"
+	SignalEphemeralPodFsLimit       = "ephemeralpodfs.limit"
+	SignalEphemeralContainerFsLimit = "ephemeralcontainerfs.limit"
+)
+
+// LocalStorageViolation is upstream's localStorageEviction for one pod (pure): the signal and the
+// eviction message when an emptyDir uses more than its sizeLimit (memory-backed ones excepted, as their
 // size is the tmpfs's), when the pod's ephemeral storage exceeds the sum of its limits, or when a
 // container's logs (and writable layer, without a dedicated image filesystem) exceed its
 // ephemeral-storage limit; in that order.
-func LocalStorageViolation(pod *v1.Pod, s statsapi.PodStats, dedicatedImageFs bool) (string, bool) {
+func LocalStorageViolation(pod *v1.Pod, s statsapi.PodStats, dedicatedImageFs bool) (signal, message string, over bool) {
 	used := map[string]resource.Quantity{}
 	for _, v := range s.VolumeStats {
 		if v.UsedBytes != nil {
@@ -27,14 +34,14 @@ func LocalStorageViolation(pod *v1.Pod, s statsapi.PodStats, dedicatedImageFs bo
 			continue
 		}
 		if u, ok := used[v.Name]; ok && u.Cmp(*ed.SizeLimit) > 0 {
-			return fmt.Sprintf(emptyDirMessageFmt, v.Name, ed.SizeLimit.String()), true
+			return SignalEmptyDirFsLimit, fmt.Sprintf(emptyDirMessageFmt, v.Name, ed.SizeLimit.String()), true
 		}
 	}
 
 	if limit, ok := resourcehelper.PodLimits(pod, resourcehelper.PodResourcesOptions{})[v1.ResourceEphemeralStorage]; ok {
 		total := diskUsage(s.EphemeralStorage)
 		if total.Cmp(limit) > 0 {
-			return fmt.Sprintf(podEphemeralStorageMessageFmt, limit.String()), true
+			return SignalEphemeralPodFsLimit, fmt.Sprintf(podEphemeralStorageMessageFmt, limit.String()), true
 		}
 	}
 
@@ -63,8 +70,8 @@ func LocalStorageViolation(pod *v1.Pod, s statsapi.PodStats, dedicatedImageFs bo
 			u.Add(root)
 		}
 		if limit.Cmp(u) < 0 {
-			return fmt.Sprintf(containerEphemeralStorageMessageFmt, cs.Name, limit.String()), true
+			return SignalEphemeralContainerFsLimit, fmt.Sprintf(containerEphemeralStorageMessageFmt, cs.Name, limit.String()), true
 		}
 	}
-	return "", false
+	return "", "", false
 }

@@ -1,6 +1,7 @@
 package eviction
 
 import (
+	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -60,9 +61,15 @@ func TestLocalStorageViolation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			msg, over := LocalStorageViolation(tt.pod, tt.stats, tt.dedicated)
+			signal, msg, over := LocalStorageViolation(tt.pod, tt.stats, tt.dedicated)
 			if over != (tt.want != "") || msg != tt.want {
 				t.Errorf("LocalStorageViolation = %q, %v; want %q", msg, over, tt.want)
+			}
+			wantSignal := map[string]string{"Usage": SignalEmptyDirFsLimit, "Container": SignalEphemeralContainerFsLimit, "Pod e": SignalEphemeralPodFsLimit}
+			for prefix, sig := range wantSignal {
+				if strings.HasPrefix(tt.want, prefix) && signal != sig {
+					t.Errorf("signal %q, want %q", signal, sig)
+				}
 			}
 		})
 	}

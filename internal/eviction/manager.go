@@ -83,8 +83,15 @@ type ReclaimFunc func(ctx context.Context) error
 // Reclaim calls f.
 func (f ReclaimFunc) Reclaim(ctx context.Context) error { return f(ctx) }
 
-// Deps are the manager's collaborators. ImageGC and ContainerGC may be nil.
+// Metrics records evictions (kubelet_evictions, kubelet_eviction_stats_age_seconds).
+type Metrics interface {
+	ObserveEviction(signal string)
+	ObserveEvictionStatsAge(signal string, age time.Duration)
+}
+
+// Deps are the manager's collaborators. ImageGC, ContainerGC and Metrics may be nil.
 type Deps struct {
+	Metrics     Metrics
 	Clock       clock.WithTicker
 	Summary     Summary
 	Pods        Pods

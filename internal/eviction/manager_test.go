@@ -74,6 +74,18 @@ func (f *fakeRecorder) NodeEventf(eventType, reason, format string, args ...any)
 	f.events = append(f.events, "node "+reason+": "+fmt.Sprintf(format, args...))
 }
 
+type fakeMetrics struct {
+	evictions map[string]int
+	ages      []string
+}
+
+var _ Metrics = (*fakeMetrics)(nil)
+
+func (f *fakeMetrics) ObserveEviction(signal string) { f.evictions[signal]++ }
+func (f *fakeMetrics) ObserveEvictionStatsAge(signal string, age time.Duration) {
+	f.ages = append(f.ages, fmt.Sprintf("%s %v", signal, age))
+}
+
 type countingReclaimer struct {
 	calls int
 	err   error
@@ -120,6 +132,8 @@ func TestSynchronizeMemoryPressure(t *testing.T) {
 	s := &fakeSummary{summaries: []*statsapi.Summary{summaryAt(t0, "50Mi", "50Gi", stats...)}}
 	images := &countingReclaimer{}
 	m, k, r, clk := newTestManager(t, Settings{Hard: map[string]string{"memory.available": "100Mi"}}, s, pods, images, nil)
+	metrics := &fakeMetrics{evictions: map[string]int{}}
+	m.deps.Metrics = metrics
 
 	if _, evicted := m.Synchronize(context.Background()); len(evicted) != 1 || evicted[0].Name != "besteffort" {
 		t.Fatalf("evicted %v, want besteffort (the static pod, though larger, is critical)", evicted)
@@ -130,6 +144,9 @@ func TestSynchronizeMemoryPressure(t *testing.T) {
 	}
 	if images.calls != 0 {
 		t.Error("memory pressure does not reclaim images")
+	}
+	if fmt.Sprint(metrics.evictions) != "map[memory.available:1]" || fmt.Sprint(metrics.ages) != "[memory.available 0s]" {
+		t.Errorf("metrics %v %v", metrics.evictions, metrics.ages)
 	}
 	if !m.IsUnderMemoryPressure() || m.IsUnderDiskPressure() || m.IsUnderPIDPressure() {
 		t.Error("want MemoryPressure only")
@@ -204,6 +221,8 @@ func TestSynchronizeLocalStorage(t *testing.T) {
 	s := &fakeSummary{summaries: []*statsapi.Summary{summaryAt(t0, "2Gi", "50Gi",
 		podStats(critical, "", "100Mi", "1Mi"), podStats(over, "", "20Mi", "1Mi"), podStats(within, "", "10Mi", "1Mi"), podStats(also, "", "30Mi", "1Mi"))}}
 	m, k, r, _ := newTestManager(t, Settings{Hard: DefaultEvictionHard()}, s, fakePods{critical, over, within, also}, nil, nil)
+	metrics := &fakeMetrics{evictions: map[string]int{}}
+	m.deps.Metrics = metrics
 	if _, evicted := m.Synchronize(context.Background()); fmt.Sprint(names(evicted)) != "[over also]" {
 		t.Fatalf("evicted %v, want every pod over its limits but the critical one: [over also]", names(evicted))
 	}
@@ -213,6 +232,9 @@ func TestSynchronizeLocalStorage(t *testing.T) {
 	}
 	if len(r.events) != 2 || r.events[0] != `over Evicted: Container c exceeded its local ephemeral storage limit "16Mi". ` {
 		t.Errorf("events %q", r.events)
+	}
+	if fmt.Sprint(metrics.evictions) != "map[ephemeralcontainerfs.limit:2]" {
+		t.Errorf("kubelet_evictions %v", metrics.evictions)
 	}
 }
 

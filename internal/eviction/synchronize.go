@@ -43,8 +43,9 @@ func (m *Manager) Synchronize(ctx context.Context) (*statsapi.Summary, []*v1.Pod
 		if !ok {
 			continue
 		}
-		if msg, over := LocalStorageViolation(pod, s, dedicated); over && m.evict(pod, 0, msg, false) {
+		if signal, msg, over := LocalStorageViolation(pod, s, dedicated); over && m.evict(pod, 0, msg, false) {
 			overLimits = append(overLimits, pod)
+			m.observe(signal)
 		}
 	}
 	if len(overLimits) > 0 {
@@ -75,6 +76,13 @@ func (m *Manager) Synchronize(ctx context.Context) (*statsapi.Summary, []*v1.Pod
 	ranked := append([]*v1.Pod(nil), active...)
 	rank(ranked, stats)
 	klog.InfoS("Eviction manager: pods ranked for eviction", "pods", klog.KObjSlice(ranked))
+	if m.deps.Metrics != nil {
+		for _, t := range d.Act {
+			if o, ok := obs[t.Signal]; ok && !o.Time.IsZero() {
+				m.deps.Metrics.ObserveEvictionStatsAge(string(t.Signal), m.deps.Clock.Since(o.Time))
+			}
+		}
+	}
 	for _, pod := range ranked {
 		grace := int64(0)
 		if !threshold.Hard() {
@@ -85,6 +93,7 @@ func (m *Manager) Synchronize(ctx context.Context) (*statsapi.Summary, []*v1.Pod
 		}
 		msg, annotations := Message(r, pod, stats, d.Act, obs)
 		if m.evict(pod, grace, msg, true, "annotations", annotations) {
+			m.observe(string(threshold.Signal))
 			return summary, []*v1.Pod{pod}
 		}
 	}
@@ -158,6 +167,12 @@ func (m *Manager) evict(pod *v1.Pod, grace int64, msg string, disruption bool, l
 	klog.InfoS("Evicting pod", append([]any{"pod", klog.KObj(pod), "podUID", pod.UID, "gracePeriod", grace, "message", msg}, logKV...)...)
 	m.deps.Killer.EvictPod(pod, grace, msg, disruption)
 	return true
+}
+
+func (m *Manager) observe(signal string) {
+	if m.deps.Metrics != nil {
+		m.deps.Metrics.ObserveEviction(signal)
+	}
 }
 
 func changed(a, b []v1.NodeConditionType) bool {

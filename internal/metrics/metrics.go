@@ -41,6 +41,8 @@ type Kubelet struct {
 	eventedConnErr prometheus.Counter
 	eventedConn    prometheus.Counter
 	eventedLatency prometheus.Histogram
+	evictions      *prometheus.CounterVec
+	evictionAge    *prometheus.HistogramVec
 }
 
 // New builds and registers the metrics.
@@ -70,9 +72,14 @@ func New(clk clock.PassiveClock) *Kubelet {
 			Help: "[ALPHA] The number of times a streaming client was obtained to receive CRI Events."}),
 		eventedLatency: prometheus.NewHistogram(prometheus.HistogramOpts{Subsystem: "kubelet", Name: "evented_pleg_connection_latency_seconds",
 			Help: "[ALPHA] The latency of streaming connection with the CRI runtime, measured in seconds.", Buckets: prometheus.DefBuckets}),
+		evictions: prometheus.NewCounterVec(prometheus.CounterOpts{Subsystem: "kubelet", Name: "evictions",
+			Help: "[ALPHA] Cumulative number of pod evictions by eviction signal"}, []string{"eviction_signal"}),
+		evictionAge: prometheus.NewHistogramVec(prometheus.HistogramOpts{Subsystem: "kubelet", Name: "eviction_stats_age_seconds",
+			Help:    "[ALPHA] Time between when stats are collected, and when pod is evicted based on those stats by eviction signal",
+			Buckets: prometheus.DefBuckets}, []string{"eviction_signal"}),
 	}
 	k.registry.MustRegister(k.podStart, k.podWorker, k.relistDuration, k.relistInterval, k.runtimeOps, k.runtimeOpsDur, k.runtimeOpsErrs,
-		k.eventedConnErr, k.eventedConn, k.eventedLatency,
+		k.eventedConnErr, k.eventedConn, k.eventedLatency, k.evictions, k.evictionAge,
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), collectors.NewGoCollector())
 	return k
 }
@@ -93,6 +100,16 @@ func (k *Kubelet) Handler() http.Handler { return Handler(k.registry) }
 // Handler serves a registry, logging (not failing) on collection errors, as the kubelet does.
 func Handler(g prometheus.Gatherer) http.Handler {
 	return promhttp.HandlerFor(g, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError, ErrorLog: promLogger{}})
+}
+
+// ObserveEviction records kubelet_evictions for the signal (a threshold's, or upstream's
+// emptydirfs.limit, ephemeralpodfs.limit, ephemeralcontainerfs.limit).
+func (k *Kubelet) ObserveEviction(signal string) { k.evictions.WithLabelValues(signal).Inc() }
+
+// ObserveEvictionStatsAge records kubelet_eviction_stats_age_seconds: how old the stats of a met
+// threshold were when its signal drove an eviction.
+func (k *Kubelet) ObserveEvictionStatsAge(signal string, age time.Duration) {
+	k.evictionAge.WithLabelValues(signal).Observe(age.Seconds())
 }
 
 // ObservePodStart records kubelet_pod_start_duration_seconds.
