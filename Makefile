@@ -73,3 +73,12 @@ cluster-status:
 .PHONY: conformance
 conformance:
 	bash hack/conformance.sh run
+
+## chaos: the chaos suite (test/e2e/chaos_test.go: nodelet SIGKILLed 20 times during a burst of 30 pods, containerd
+## SIGKILLed during a burst, the API server down 5 minutes; ~13 min), then its figures into docs/reliability.md
+.PHONY: chaos
+chaos:
+	@mkdir -p bin; set -o pipefail; \
+	go test -count=1 -timeout 30m -v -run '^TestChaos' ./test/e2e/ 2>&1 | tee bin/chaos.log; rc=$$?; \
+	bash hack/chaos-figures.sh bin/chaos.log docs/reliability.md || [ $$rc -ne 0 ] || rc=1; \
+	exit $$rc

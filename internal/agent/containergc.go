@@ -2,6 +2,7 @@ package agent
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/nodelet/nodelet/internal/containergc"
 	"github.com/nodelet/nodelet/internal/podconfig"
@@ -17,7 +18,13 @@ func newContainerGC(cfg Config, deps Deps, client containergc.Runtime, rt contai
 		policy = *cfg.ContainerGC
 	}
 	sources := cfg.Sources()
-	m, err := containergc.New(containergc.Config{Policy: policy, PodLogsDir: cfg.PodLogsDir, Period: cfg.ContainerGCPeriod},
+	period := cfg.ContainerGCPeriod
+	if period <= 0 {
+		period = containergc.DefaultPeriod
+	}
+	// Shims report to containerd's socket, which serves CRI too: with another runtime none match.
+	shims := containergc.ShimPolicy{Address: strings.TrimPrefix(cfg.RuntimeEndpoint, "unix://"), Namespace: "k8s.io", MinAge: 5 * period}
+	m, err := containergc.New(containergc.Config{Policy: policy, PodLogsDir: cfg.PodLogsDir, Period: cfg.ContainerGCPeriod, Shims: shims},
 		containergc.Deps{Runtime: client, Containers: rt, Pods: pods, Recorder: recorder, Clock: deps.Clock,
 			SourcesReady: func() bool { return mux.SeenAllSources(sources...) }})
 	if err != nil {

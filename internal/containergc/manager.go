@@ -26,6 +26,10 @@ type Config struct {
 	PodLogsDir string
 	// Period is how often Run collects (--container-gc-period; DefaultPeriod when zero).
 	Period time.Duration
+	// Shims finds and stops orphaned containerd shims; its zero value does not. ProcRoot is
+	// where processes are listed (/proc when empty).
+	Shims    ShimPolicy
+	ProcRoot string
 }
 
 // Runtime is the CRI runtime service as the collector uses it (the CRI client).
@@ -67,6 +71,8 @@ type Manager struct {
 	deps Deps
 	// mu makes the periodic collection and a reclaim by the eviction manager take turns.
 	mu sync.Mutex
+	// suspects are the shims unknown to the runtime at the last search (pid → id).
+	suspects map[int]string
 }
 
 // New checks the configuration and returns the collector; Run starts it.
@@ -140,10 +146,57 @@ func (m *Manager) collect(ctx context.Context, s Scope) error {
 	left, err := m.evictSandboxes(ctx, s)
 	if err != nil {
 		errs = append(errs, err)
-	} else if err := m.evictLogDirs(left, s); err != nil {
-		errs = append(errs, err)
+	} else {
+		if err := m.evictLogDirs(left, s); err != nil {
+			errs = append(errs, err)
+		}
+		if err := m.evictShims(ctx, left); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
+}
+
+// evictShims stops the containerd shims no sandbox or container of the runtime accounts for
+// (OrphanShims), with the processes they started.
+func (m *Manager) evictShims(ctx context.Context, sandboxes []*runtimeapi.PodSandbox) error {
+	if m.cfg.Shims.Address == "" {
+		return nil
+	}
+	root := m.cfg.ProcRoot
+	if root == "" {
+		root = "/proc"
+	}
+	shims, err := listShims(root)
+	if err != nil {
+		return fmt.Errorf("find containerd shims: %w", err)
+	}
+	if len(shims) == 0 {
+		m.suspects = nil
+		return nil
+	}
+	containers, err := m.deps.Runtime.ListContainers(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("list containers: %w", err)
+	}
+	known := map[string]bool{}
+	for _, sb := range sandboxes {
+		known[sb.GetId()] = true
+	}
+	for _, c := range containers {
+		known[c.GetId()] = true
+		known[c.GetPodSandboxId()] = true
+	}
+	orphans, next := OrphanShims(shims, m.cfg.Shims, func(id string) bool { return known[id] }, m.suspects, m.deps.Clock.Now())
+	m.suspects = next
+	for _, s := range orphans {
+		klog.InfoS("Stopping an orphaned containerd shim: the runtime knows no sandbox or container of its id (a start cancelled half-way leaves one)",
+			"pid", s.PID, "id", s.ID, "namespace", s.Namespace, "runningFor", m.deps.Clock.Since(s.Started).Round(time.Second))
+		if err := stopShim(root, s); err != nil {
+			klog.ErrorS(err, "Failed to stop an orphaned containerd shim; container GC tries again at its next run", "pid", s.PID, "id", s.ID)
+		}
+	}
+	return nil
 }
 
 func (m *Manager) evictContainers(ctx context.Context, s Scope) error {

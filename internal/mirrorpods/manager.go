@@ -103,8 +103,8 @@ func (m *Manager) SetMirrorPods(pods []*v1.Pod) {
 }
 
 // RetryPending reports, through OnChange, the static pods whose mirror pod creation waited (for
-// the Node's UID): the composition root calls it once the node is registered, as upstream's
-// fastStaticPodsRegistration.
+// the Node's UID) or failed (the API server unreachable): the composition root calls it every
+// 2 s once the node is registered, as upstream's fastStaticPodsRegistration.
 func (m *Manager) RetryPending() {
 	m.mu.Lock()
 	names := sets.List(m.pending)
@@ -178,6 +178,9 @@ func (m *Manager) Sync(ctx context.Context, static *v1.Pod) error {
 			"deleting", mirror.DeletionTimestamp != nil)
 		gone, err := m.delete(ctx, mirror)
 		if err != nil {
+			m.mu.Lock()
+			m.pending.Insert(name)
+			m.mu.Unlock()
 			return fmt.Errorf("delete outdated mirror pod %s (UID %s): %w", klog.KObj(mirror), mirror.UID, err)
 		}
 		if !gone {
@@ -204,6 +207,14 @@ func (m *Manager) create(ctx context.Context, static *v1.Pod) error {
 		return nil
 	}
 	if err != nil {
+		// A transient failure (the API server unreachable) is retried by RetryPending (every 2 s),
+		// not only at the pod's next periodic sync: after an outage the mirror pods of static
+		// pods added meanwhile appear within seconds. A refusal waits for the next sync.
+		if !apierrors.IsForbidden(err) && !apierrors.IsInvalid(err) && !apierrors.IsBadRequest(err) {
+			m.mu.Lock()
+			m.pending.Insert(name)
+			m.mu.Unlock()
+		}
 		return fmt.Errorf("create mirror pod %s: %w", klog.KObj(static), err)
 	}
 	m.mu.Lock()

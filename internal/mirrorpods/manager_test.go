@@ -232,6 +232,22 @@ func TestSyncReportsFailures(t *testing.T) {
 	if err := h.m.Sync(ctx, static("etcd-n1", "h1")); err == nil || !apierrors.IsForbidden(err) {
 		t.Fatalf("err %v, want the Forbidden error", err)
 	}
+	// A refusal waits for the next periodic sync; a transient failure (an API server outage) is
+	// retried through RetryPending.
+	h.m.RetryPending()
+	if got := h.takeChanges(); got != "[]" {
+		t.Fatalf("RetryPending after a refusal reported %s", got)
+	}
+	h.client.PrependReactor("create", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, errors.New("dial tcp 127.0.0.1:6443: connect: connection refused")
+	})
+	if err := h.m.Sync(ctx, static("etcd-n1", "h1")); err == nil {
+		t.Fatal("no error while the API server is unreachable")
+	}
+	h.m.RetryPending()
+	if got := h.takeChanges(); got != "[[etcd-n1_kube-system]]" {
+		t.Errorf("RetryPending after a transient failure reported %s", got)
+	}
 	api := static("web", "h1")
 	api.Annotations[podconfig.ConfigSourceAnnotationKey] = podconfig.APISource
 	h.verbs()

@@ -41,12 +41,35 @@ func (m *Manager) removePodCgroups(uid types.UID) error {
 	for _, h := range hierarchies {
 		for _, qos := range []string{"", "burstable", "besteffort"} {
 			dir := filepath.Join(h, m.cfg.CgroupRoot, qos, pod)
-			if err := os.Remove(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if err := removeCgroupTree(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				errs = append(errs, fmt.Errorf("remove pod cgroup %s: %w", dir, err))
 			}
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// removeCgroupTree removes a cgroup and its child cgroups, children first, as
+// opencontainers/cgroups' RemovePath: a container whose creation was cut short (its runtime
+// killed meanwhile) leaves an empty child cgroup that would keep the pod's busy for ever. A
+// cgroup that still holds processes is not removed (EBUSY).
+func removeCgroupTree(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, e := range ents {
+		if e.IsDir() {
+			if err := removeCgroupTree(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	return os.Remove(dir)
 }
 
 // podCgroupUIDs lists the UIDs of the pod cgroup directories in every hierarchy.

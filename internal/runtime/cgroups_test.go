@@ -19,9 +19,15 @@ func TestRemovePodCgroups(t *testing.T) {
 		}
 		return dir
 	}
-	gone := []string{mk("memory/kubepods/besteffort/podu1"), mk("cpu,cpuacct/kubepods/besteffort/podu1"), mk("kubepods/besteffort/podu1")}
+	gone := []string{mk("memory/kubepods/besteffort/podu1"), mk("cpu,cpuacct/kubepods/besteffort/podu1"), mk("kubepods/besteffort/podu1"),
+		// an empty child (a container whose creation was cut short) goes first
+		mk("blkio/kubepods/besteffort/podu1/cut-short")}
 	other := mk("memory/kubepods/burstable/podu2")
 	busy := mk("pids/kubepods/podu1/still-a-container")
+	// A plain directory with a file stands for a cgroup with processes: rmdir fails.
+	if err := os.WriteFile(filepath.Join(busy, "cgroup.procs"), []byte("42\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	m := &Manager{cfg: Config{CgroupFSRoot: root, CgroupRoot: "/kubepods"}}
 	err := m.removePodCgroups("u1")
 	if err == nil {
@@ -37,7 +43,7 @@ func TestRemovePodCgroups(t *testing.T) {
 			t.Errorf("%s was removed: %v", d, err)
 		}
 	}
-	if err := os.Remove(busy); err != nil {
+	if err := os.Remove(filepath.Join(busy, "cgroup.procs")); err != nil {
 		t.Fatal(err)
 	}
 	if err := m.removePodCgroups("u1"); err != nil {
@@ -102,6 +108,11 @@ func TestHousekeepRemovesOrphanedPodCgroups(t *testing.T) {
 		mk("pids/kubepods/podbusy/a-container"), mk("memory/kubepods/besteffort/not-a-pod")}
 	gone := []string{mk("memory/kubepods/podgone"), mk("cpu/kubepods/besteffort/podgone"), mk("kubepods/burstable/podgone")}
 	desired := []*v1.Pod{{ObjectMeta: metav1.ObjectMeta{UID: "desired"}}}
+	// A plain directory with a file stands for a cgroup with processes: rmdir fails.
+	busyProcs := filepath.Join(root, "pids/kubepods/podbusy/a-container/cgroup.procs")
+	if err := os.WriteFile(busyProcs, []byte("42\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	h.m.Housekeep(h.ctx, desired)
 	for _, d := range gone {
@@ -119,7 +130,7 @@ func TestHousekeepRemovesOrphanedPodCgroups(t *testing.T) {
 	}
 
 	// Without orphans the runtime is not listed at all.
-	for _, d := range []string{"pids/kubepods/podbusy/a-container", "pids/kubepods/podbusy"} {
+	for _, d := range []string{"pids/kubepods/podbusy/a-container/cgroup.procs", "pids/kubepods/podbusy/a-container", "pids/kubepods/podbusy"} {
 		if err := os.Remove(filepath.Join(root, d)); err != nil {
 			t.Fatal(err)
 		}

@@ -156,13 +156,19 @@ func (n *node) cleanup() {
 				uids = append(uids, string(p.UID))
 			}
 		}
-		defer func() {
+		cgroupsLeft := func() []string {
+			var out []string
 			for _, uid := range uids {
 				for _, pattern := range []string{"/sys/fs/cgroup/*/kubepods/pod", "/sys/fs/cgroup/*/kubepods/*/pod"} {
-					if left, _ := filepath.Glob(pattern + uid); len(left) > 0 {
-						n.t.Errorf("cleanup: pod cgroups left behind: %v", left)
-					}
+					left, _ := filepath.Glob(pattern + uid)
+					out = append(out, left...)
 				}
+			}
+			return out
+		}
+		defer func() {
+			if left := cgroupsLeft(); len(left) > 0 {
+				n.t.Errorf("cleanup: pod cgroups left behind: %v", left)
 			}
 		}()
 		ents, _ := os.ReadDir(n.manifests)
@@ -172,7 +178,9 @@ func (n *node) cleanup() {
 		deadline := time.Now().Add(45 * time.Second)
 		for time.Now().Before(deadline) {
 			pods, err := n.pods()
-			if err == nil && len(pods) == 0 && len(n.nodeSandboxes()) == 0 && len(mountsUnder(n.rootDir)) == 0 {
+			// The container GC may remove a sandbox before housekeeping removed the pod's cgroups,
+			// which the next housekeeping does: wait for those too.
+			if err == nil && len(pods) == 0 && len(n.nodeSandboxes()) == 0 && len(mountsUnder(n.rootDir)) == 0 && len(cgroupsLeft()) == 0 {
 				break
 			}
 			time.Sleep(300 * time.Millisecond)
