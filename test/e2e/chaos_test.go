@@ -145,7 +145,10 @@ type criObject struct {
 	// started: the container was seen with a start time (RUNNING, or EXITED after it ran); a
 	// container whose start died with the runtime is reported EXITED without one.
 	started bool
-	checked bool // its status was read once for its start time
+	// failed: the container exited with a non-zero code (the runtime reports 255 for one whose
+	// end it lost while it was down): running it again is the restart policy, not a duplicate.
+	failed  bool
+	checked bool // its status was read once it exited, for its start time and exit code
 }
 
 func (o *criObject) saw(state string) {
@@ -270,6 +273,9 @@ func (w *criWatch) event(ev *runtimeapi.ContainerEventResponse) {
 			if cs.GetStartedAt() > 0 || cs.GetState() == runtimeapi.ContainerState_CONTAINER_RUNNING {
 				o.started = true
 			}
+			if cs.GetState() == runtimeapi.ContainerState_CONTAINER_EXITED && cs.GetExitCode() != 0 {
+				o.failed = true
+			}
 		}
 	}
 }
@@ -326,7 +332,7 @@ func (w *criWatch) poll(ctx context.Context, c *cri.Client) {
 					running[o.uid+"/"+o.name]++
 					o.started = true
 				}
-				if ct.GetState() == runtimeapi.ContainerState_CONTAINER_EXITED && !o.started && !o.checked {
+				if ct.GetState() == runtimeapi.ContainerState_CONTAINER_EXITED && !o.checked {
 					toCheck = append(toCheck, o)
 				}
 			}
@@ -346,6 +352,9 @@ func (w *criWatch) poll(ctx context.Context, c *cri.Client) {
 			o.checked = true
 			if st.GetStatus().GetStartedAt() > 0 {
 				o.started = true
+			}
+			if st.GetStatus().GetExitCode() != 0 {
+				o.failed = true
 			}
 			w.mu.Unlock()
 		}
@@ -374,7 +383,9 @@ func (d dupCounts) total() int { return d.sandboxes + d.containers }
 // Every container of the chaos pods runs once by design: none fails, none is probed, the ones
 // that exit are init containers or restartPolicy Never. So a pod needs one sandbox and each
 // container one instance, and an instance that never came up (a sandbox never seen READY, a
-// container never started: never seen RUNNING nor with a start time, its creation or start died with the runtime)
+// container never started: never seen RUNNING nor with a start time, its creation or start died
+// with the runtime; or one that exited with a non-zero code, which the runtime reports for a
+// container whose end it lost: running it again is the restart policy)
 // is the only thing that explains another: that one is "replaced". Every other extra instance is
 // a duplicate, and so is an instance ready or running at once with another (seen in one listing).
 // The states come from the listings and from the runtime's events, which see short lives.
@@ -438,7 +449,7 @@ func (w *criWatch) duplicates(want map[string]string) dupCounts {
 		atOnce := w.maxRunning[o.uid+"/"+o.name]
 		dups := 0
 		for i := 1; i < len(list); i++ {
-			if slices.Contains(list[i-1].states, "RUNNING") || list[i-1].started {
+			if (slices.Contains(list[i-1].states, "RUNNING") || list[i-1].started) && !list[i-1].failed {
 				dups++
 			}
 		}
@@ -1211,6 +1222,13 @@ func TestDuplicateCounting(t *testing.T) {
 	add(w.containers, "ei0", "e", "init", 0, "UNKNOWN", "EXITED")
 	add(w.containers, "ei1", "e", "init", 1, "RUNNING", "EXITED")
 	w.maxReady["u-e"] = 1
+	// f: an init container that ran and whose end the runtime lost (exit code 255 after its
+	// restart): running it again is the restart policy, replaced.
+	add(w.sandboxes, "f0", "f", "", 0, "READY")
+	add(w.containers, "fi0", "f", "init", 0, "CREATED", "RUNNING", "EXITED")
+	w.containers["fi0"].started, w.containers["fi0"].failed = true, true
+	add(w.containers, "fi1", "f", "init", 1, "RUNNING", "EXITED")
+	w.maxReady["u-f"] = 1
 	w.maxReady["u-b"] = 1
 	// c: two containers running at once, the first one never seen running before the second
 	// was created (still a duplicate).
@@ -1223,12 +1241,12 @@ func TestDuplicateCounting(t *testing.T) {
 	add(w.sandboxes, "d1", "d", "", 0, "READY")
 	w.maxReady["u-d"] = 2
 
-	d := w.duplicates(map[string]string{"a": "", "b": "u-b", "c": "", "e": ""})
-	if d.sandboxes != 1 || d.containers != 2 || d.replaced != 3 || d.concurrent != 1 || d.created != 14 {
-		t.Errorf("got %d duplicate sandboxes, %d duplicate containers, %d replaced, %d at once, %d created; want 1, 2, 3, 1, 14\n%s\n%s",
+	d := w.duplicates(map[string]string{"a": "", "b": "u-b", "c": "", "e": "", "f": ""})
+	if d.sandboxes != 1 || d.containers != 2 || d.replaced != 4 || d.concurrent != 1 || d.created != 17 {
+		t.Errorf("got %d duplicate sandboxes, %d duplicate containers, %d replaced, %d at once, %d created; want 1, 2, 4, 1, 17\n%s\n%s",
 			d.sandboxes, d.containers, d.replaced, d.concurrent, d.created, strings.Join(d.details, "\n"), strings.Join(d.replacements, "\n"))
 	}
-	if len(d.details) != 3 || len(d.replacements) != 3 {
+	if len(d.details) != 3 || len(d.replacements) != 4 {
 		t.Errorf("details %q, replacements %q", d.details, d.replacements)
 	}
 }
