@@ -143,14 +143,14 @@ func (m *Manager) collect(ctx context.Context, s Scope) error {
 	if err := m.evictContainers(ctx, s); err != nil {
 		errs = append(errs, err)
 	}
-	left, err := m.evictSandboxes(ctx, s)
+	left, containers, err := m.evictSandboxes(ctx, s)
 	if err != nil {
 		errs = append(errs, err)
 	} else {
 		if err := m.evictLogDirs(left, s); err != nil {
 			errs = append(errs, err)
 		}
-		if err := m.evictShims(ctx, left); err != nil {
+		if err := m.evictShims(left, containers); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -159,7 +159,7 @@ func (m *Manager) collect(ctx context.Context, s Scope) error {
 
 // evictShims stops the containerd shims no sandbox or container of the runtime accounts for
 // (OrphanShims), with the processes they started.
-func (m *Manager) evictShims(ctx context.Context, sandboxes []*runtimeapi.PodSandbox) error {
+func (m *Manager) evictShims(sandboxes []*runtimeapi.PodSandbox, containers []*runtimeapi.Container) error {
 	if m.cfg.Shims.Address == "" {
 		return nil
 	}
@@ -174,10 +174,6 @@ func (m *Manager) evictShims(ctx context.Context, sandboxes []*runtimeapi.PodSan
 	if len(shims) == 0 {
 		m.suspects = nil
 		return nil
-	}
-	containers, err := m.deps.Runtime.ListContainers(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("list containers: %w", err)
 	}
 	known := map[string]bool{}
 	for _, sb := range sandboxes {
@@ -223,15 +219,15 @@ func (m *Manager) evictContainers(ctx context.Context, s Scope) error {
 }
 
 // evictSandboxes lists again (the containers just removed free their sandboxes, as upstream)
-// and returns the sandboxes left.
-func (m *Manager) evictSandboxes(ctx context.Context, s Scope) ([]*runtimeapi.PodSandbox, error) {
+// and returns the sandboxes left, and the containers it listed.
+func (m *Manager) evictSandboxes(ctx context.Context, s Scope) ([]*runtimeapi.PodSandbox, []*runtimeapi.Container, error) {
 	containers, err := m.deps.Runtime.ListContainers(ctx, nil)
 	if err != nil {
-		return nil, fmt.Errorf("list containers: %w", err)
+		return nil, nil, fmt.Errorf("list containers: %w", err)
 	}
 	sandboxes, err := m.deps.Runtime.ListPodSandbox(ctx, nil)
 	if err != nil {
-		return nil, fmt.Errorf("list pod sandboxes: %w", err)
+		return nil, nil, fmt.Errorf("list pod sandboxes: %w", err)
 	}
 	removed := map[string]bool{}
 	for _, sb := range Sandboxes(sandboxes, containers, m.deps.Pods, s) {
@@ -254,7 +250,7 @@ func (m *Manager) evictSandboxes(ctx context.Context, s Scope) ([]*runtimeapi.Po
 			left = append(left, sb)
 		}
 	}
-	return left, nil
+	return left, containers, nil
 }
 
 func (m *Manager) evictLogDirs(sandboxes []*runtimeapi.PodSandbox, s Scope) error {

@@ -7,6 +7,8 @@ import (
 	logsapi "k8s.io/component-base/logs/api/v1"
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"k8s.io/utils/ptr"
+
+	"github.com/nodelet/nodelet/internal/eviction"
 )
 
 // Upstream constants that live in k8s.io/kubernetes packages we do not import.
@@ -39,19 +41,6 @@ const (
 var defaultFeatureGates = map[string]bool{
 	featureKubeletCrashLoopBackOffMax:      true,
 	featureKubeletEnsureSecretPulledImages: true,
-}
-
-// defaultEvictionHard is pkg/kubelet/eviction.DefaultEvictionHard for Linux.
-// Upstream applies it when a config file is loaded (cmd/kubelet/app/server.go
-// loadConfigFile), not in the v1beta1 defaulting function.
-func defaultEvictionHard() map[string]string {
-	return map[string]string{
-		"memory.available":   "100Mi",
-		"nodefs.available":   "10%",
-		"nodefs.inodesFree":  "5%",
-		"imagefs.available":  "15%",
-		"imagefs.inodesFree": "5%",
-	}
 }
 
 func featureEnabled(gates map[string]bool, name string) bool {
@@ -288,11 +277,11 @@ func setDefaults(obj *kubeletconfigv1beta1.KubeletConfiguration) {
 // mergeDefaultEvictionSettings is true.
 func setFileDefaults(obj *kubeletconfigv1beta1.KubeletConfiguration) {
 	if obj.EvictionHard == nil {
-		obj.EvictionHard = defaultEvictionHard()
+		obj.EvictionHard = eviction.DefaultEvictionHard()
 		return
 	}
 	if ptr.Deref(obj.MergeDefaultEvictionSettings, false) {
-		for k, v := range defaultEvictionHard() {
+		for k, v := range eviction.DefaultEvictionHard() {
 			if _, ok := obj.EvictionHard[k]; !ok {
 				obj.EvictionHard[k] = v
 			}

@@ -8,6 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"k8s.io/utils/ptr"
+
+	"github.com/nodelet/nodelet/internal/eviction"
 )
 
 func mustLoad(t *testing.T, args ...string) *Config {
@@ -35,7 +37,7 @@ func TestDefaultsMatchUpstream(t *testing.T) {
 		{"authentication.anonymous.enabled", func(kc *kcfg) any { return *kc.Authentication.Anonymous.Enabled }, false, true},
 		{"authentication.webhook.enabled", func(kc *kcfg) any { return *kc.Authentication.Webhook.Enabled }, true, false},
 		{"authorization.mode", func(kc *kcfg) any { return kc.Authorization.Mode }, kubeletconfigv1beta1.KubeletAuthorizationModeWebhook, kubeletconfigv1beta1.KubeletAuthorizationModeAlwaysAllow},
-		{"evictionHard", func(kc *kcfg) any { return kc.EvictionHard }, defaultEvictionHard(), map[string]string(nil)},
+		{"evictionHard", func(kc *kcfg) any { return kc.EvictionHard }, eviction.DefaultEvictionHard(), map[string]string(nil)},
 		{"syncFrequency", func(kc *kcfg) any { return kc.SyncFrequency.Duration }, time.Minute, nil},
 		{"fileCheckFrequency", func(kc *kcfg) any { return kc.FileCheckFrequency.Duration }, 20 * time.Second, nil},
 		{"httpCheckFrequency", func(kc *kcfg) any { return kc.HTTPCheckFrequency.Duration }, 20 * time.Second, nil},
@@ -113,7 +115,7 @@ func TestDefaultsDependencies(t *testing.T) {
 		{"mergeDefaultEvictionSettings merges evictionHard",
 			kcfg{EvictionHard: map[string]string{"memory.available": "1Gi"}, MergeDefaultEvictionSettings: ptr.To(true)},
 			func(kc *kcfg) (any, any) {
-				want := defaultEvictionHard()
+				want := eviction.DefaultEvictionHard()
 				want["memory.available"] = "1Gi"
 				return kc.EvictionHard, want
 			}},

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"k8s.io/utils/ptr"
+
+	"github.com/nodelet/nodelet/internal/eviction"
 )
 
 func fixedHostname(name string) HostnameFunc {
@@ -90,7 +92,7 @@ func TestLoadJSONConfig(t *testing.T) {
 		{"port", kc.Port, int32(11250)},
 		{"readOnlyPort", kc.ReadOnlyPort, int32(11255)},
 		{"containerRuntimeEndpoint", kc.ContainerRuntimeEndpoint, "unix:///run/crio/crio.sock"},
-		{"evictionHard (file default)", kc.EvictionHard, defaultEvictionHard()},
+		{"evictionHard (file default)", kc.EvictionHard, eviction.DefaultEvictionHard()},
 		// healthzPort and enableServer are set to their defaults: not ignored.
 		{"Ignored", cfg.Ignored, []string{"logging.format"}},
 	}

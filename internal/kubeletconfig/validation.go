@@ -2,7 +2,6 @@ package kubeletconfig
 
 import (
 	"fmt"
-	"github.com/nodelet/nodelet/internal/eviction"
 	"net"
 	"net/url"
 	"slices"
@@ -15,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"k8s.io/utils/ptr"
+
+	"github.com/nodelet/nodelet/internal/eviction"
 )
 
 // validate checks the fields nodelet implements or accepts (implemented.go)
