@@ -5,7 +5,7 @@ TESTENV := hack/testenv.sh
 TESTENV_DIR ?= /var/lib/nodelet-testenv
 NODE_NAME ?= $(shell hostname | tr A-Z a-z)
 
-.PHONY: run test build unit e2e lint fuzz testenv-up testenv-down clean
+.PHONY: run test build testenv-up testenv-down clean deps-count
 
 ## run: install and start the test environment (containerd, registry, images), build nodelet, run it on examples/
 run: testenv-up build
@@ -28,6 +28,10 @@ testenv-down:
 
 clean:
 	rm -rf bin
+
+## deps-count: how many packages nodelet's binary is built from (CI watches it grow)
+deps-count:
+	@set -o pipefail; go list -deps ./cmd/nodelet | wc -l
 
 ## bench: measure nodelet on real parts (containerd + runc + CNI) next to the upstream kubelet v1.37.1 and the raw CRI floor; writes docs/benchmarks.md
 .PHONY: bench

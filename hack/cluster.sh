@@ -22,6 +22,7 @@
 # kubeconfigs, etcd data, logs/ and run/ (PID files). Binaries are cached in
 # NODELET_K8S_CACHE/k8s-<hash> (default /var/cache/nodelet). One cluster per machine: it owns
 # 127.0.0.1:6443 (apiserver), :12379/:12380 (etcd, not Debian's default 2379), :10257 and :10259.
+# shellcheck disable=SC2317 # the cmd_* functions are run by main (hack/lib/daemons.sh)
 set -euo pipefail
 
 CLUSTER_DIR=${CLUSTER_DIR:-/var/lib/nodelet-cluster}
@@ -54,50 +55,25 @@ ADMIN_KUBECONFIG=$CLUSTER_DIR/admin.kubeconfig
 # Components in start order; down stops them in reverse.
 COMPONENTS=(etcd kube-apiserver kube-controller-manager kube-scheduler)
 
-log() { echo "cluster: $*" >&2; }
-# shellcheck source=hack/lib.sh
-source "$REPO_DIR/hack/lib.sh"
-die() { log "ERROR: $*"; exit 1; }
-
-check_dir() {
-	check_state_dir CLUSTER_DIR "$CLUSTER_DIR"
-}
-
-need_root() { [[ $(id -u) -eq 0 ]] || die "must run as root (packages, ports, $CLUSTER_DIR)"; }
-
-# lock serializes concurrent invocations. Daemons start with fd 9 closed so they never hold it.
-lock() {
-	mkdir -p "$CLUSTER_DIR"
-	exec 9>"$CLUSTER_DIR/cluster.lock"
-	flock -w 1200 9 || die "timed out waiting for $CLUSTER_DIR/cluster.lock"
-}
+LOG_NAME=cluster
+STATE_VAR=CLUSTER_DIR
+PROC_NEEDLE=$CLUSTER_DIR/ # pid_alive and our_pids: processes running from CLUSTER_DIR
+ROOT_NEEDS="packages, ports, $CLUSTER_DIR"
+LOCK_FILE=$CLUSTER_DIR/cluster.lock # daemons start with fd 9 closed so they never hold it
+LOCK_WAIT=1200
+COMMANDS=(build up down purge status check-clean env kubeconfig stop-apiserver start-apiserver ldflags)
+USAGE=2,24
+# shellcheck source=hack/lib/daemons.sh
+source "$REPO_DIR/hack/lib/daemons.sh"
 
 # elapsed START: seconds since START (an $EPOCHREALTIME value), with milliseconds.
 elapsed() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2fs", b - a }'; }
 
 # ---------------------------------------------------------------- processes
 
-# pid_alive PIDFILE: prints the PID if the recorded process still runs from CLUSTER_DIR.
-pid_alive() {
-	local pid
-	[[ -s $1 ]] || return 1
-	pid=$(<"$1")
-	[[ $pid =~ ^[0-9]+$ ]] && alive "$pid" || return 1
-	tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "$CLUSTER_DIR/" || return 1
-	echo "$pid"
-}
-
-# our_pids: PIDs of control-plane processes whose command line references CLUSTER_DIR
-# (comm is cut at 15 characters: kube-controller-manager shows as kube-controller).
-our_pids() {
-	local d comm
-	for d in /proc/[0-9]*; do
-		comm=$(cat "$d/comm" 2>/dev/null) || continue
-		[[ $comm =~ ^(etcd|kube-apiserver|kube-controller|kube-scheduler)$ ]] || continue
-		tr '\0' ' ' <"$d/cmdline" 2>/dev/null | grep -qF -- "$CLUSTER_DIR/" || continue
-		echo "${d#/proc/}"
-	done
-}
+# COMPONENT_COMMS matches the command names of the control plane's processes (comm is cut at
+# 15 characters: kube-controller-manager shows as kube-controller), for our_pids.
+COMPONENT_COMMS='^(etcd|kube-apiserver|kube-controller|kube-scheduler)$'
 
 # stop_component NAME: stop the recorded process of NAME, if it runs.
 stop_component() {
@@ -164,11 +140,14 @@ missing_binaries() {
 	done
 }
 
-cmd_build() {
+ensure_binaries() {
 	local dir
 	dir=$(k8s_bin_dir)
 	have_binaries "$dir" || build_binaries "$dir"
 }
+
+# cmd_build: build (if needed), then print the binaries' directory.
+cmd_build() { ensure_binaries && k8s_bin_dir; }
 
 # build_binaries DIR: build the binaries DIR lacks into a temporary directory, move them in,
 # then write the stamp.
@@ -439,7 +418,7 @@ cmd_up() {
 	local start=$EPOCHREALTIME t
 	lock
 	ensure_packages
-	cmd_build
+	ensure_binaries
 	mkdir -p "$LOG_DIR" "$RUN_DIR"
 	chmod 0711 "$CLUSTER_DIR"
 	t=$EPOCHREALTIME
@@ -494,7 +473,7 @@ stop_all() {
 	local i
 	for ((i = ${#COMPONENTS[@]} - 1; i >= 0; i--)); do stop_component "${COMPONENTS[i]}"; done
 	local -a left
-	mapfile -t left < <(our_pids)
+	mapfile -t left < <(our_pids "$COMPONENT_COMMS")
 	[[ ${#left[@]} -eq 0 ]] || { log "stopping unrecorded processes ${left[*]}" && stop_pids 10 "${left[@]}"; }
 }
 
@@ -547,46 +526,22 @@ cmd_status() {
 	done
 	echo "apiserver: $APISERVER (admin kubeconfig $ADMIN_KUBECONFIG)"
 	echo "binaries: $(k8s_bin_dir) ($(have_binaries "$(k8s_bin_dir)" && echo built || echo not built))"
-	return $rc
+	return "$rc"
 }
 
-cmd_check_clean() {
-	local dirty=0 name port
-	found() {
-		[[ -z ${2// /} ]] && return 0
-		echo "dirty: $1: $2"
-		dirty=1
-	}
-	found "processes running from $CLUSTER_DIR" "$(our_pids | tr '\n' ' ')"
+cmd_env() { print_env; }
+cmd_ldflags() { ldflags; }
+
+# leftovers: what check-clean reports.
+leftovers() {
+	local name port
+	found "processes running from $CLUSTER_DIR" "$(our_pids "$COMPONENT_COMMS" | tr '\n' ' ')"
 	for name in "${COMPONENTS[@]}"; do
 		found "recorded $name still running" "$(pid_alive "$RUN_DIR/$name.pid" || true)"
 	done
 	for port in "$APISERVER_PORT" "${ETCD_CLIENT##*:}" "${ETCD_PEER##*:}" "$KCM_PORT" "$SCHEDULER_PORT"; do
 		found "something listens on port $port" "$(ss -Hltnp "sport = :$port" 2>/dev/null | tr '\n' ' ' || true)"
 	done
-	[[ $dirty -eq 0 ]] && echo "clean"
-	return $dirty
-}
-
-main() {
-	check_dir
-	case ${1:-} in
-	build) cmd_build && k8s_bin_dir ;;
-	up) cmd_up ;;
-	down) cmd_down ;;
-	purge) cmd_purge ;;
-	status) cmd_status ;;
-	check-clean) cmd_check_clean ;;
-	env) print_env ;;
-	kubeconfig) cmd_kubeconfig "${2:-}" ;;
-	stop-apiserver) cmd_stop_apiserver ;;
-	start-apiserver) cmd_start_apiserver ;;
-	ldflags) ldflags ;;
-	*)
-		sed -n '2,24p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
-		exit 2
-		;;
-	esac
 }
 
 # On one line: bash must not read past it if the file is edited while running.

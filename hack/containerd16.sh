@@ -18,6 +18,7 @@
 # directory. Pods get their own bridge and subnet (nodelet16, 10.89.0.0/16), so neither
 # environment's teardown touches the other's network. Binaries are the package's /usr/bin ones
 # (containerd, containerd-shim-runc-v2, ctr), found through a PATH set here, never testenv's.
+# shellcheck disable=SC2317 # the cmd_* functions are run by main (hack/lib/daemons.sh)
 set -euo pipefail
 
 CONTAINERD16_DIR=${CONTAINERD16_DIR:-/var/lib/nodelet-containerd16}
@@ -42,10 +43,18 @@ LOG=$DIR/logs/containerd.log
 PIDFILE=$DIR/run/containerd.pid
 TOOLS_DIR=$DIR/bin
 
-log() { echo "containerd16: $*" >&2; }
-# shellcheck source=hack/lib.sh
-source "$REPO_DIR/hack/lib.sh"
-die() { log "ERROR: $*"; exit 1; }
+LOG_NAME=containerd16
+STATE_VAR=CONTAINERD16_DIR
+# our_pids: processes whose command line references DIR (shims carry
+# `-address DIR/containerd.sock`, runc `--root DIR/runc/...`).
+PROC_NEEDLE=$DIR/
+ROOT_NEEDS="containerd, mounts, bridge"
+LOCK_FILE=$DIR/containerd16.lock
+LOCK_WAIT=600
+COMMANDS=(up down purge status check-clean env)
+USAGE=2,20
+# shellcheck source=hack/lib/daemons.sh
+source "$REPO_DIR/hack/lib/daemons.sh"
 
 check_dir() {
 	check_state_dir CONTAINERD16_DIR "$DIR"
@@ -54,20 +63,10 @@ check_dir() {
 		die "CONTAINERD16_DIR ($DIR) must not be inside TESTENV_DIR ($testenv) nor contain it"
 }
 
-need_root() { [[ $(id -u) -eq 0 ]] || die "must run as root (containerd, mounts, bridge)"; }
-
-lock() { lock_on "$DIR/containerd16.lock" 600; }
-
 # ---------------------------------------------------------------- processes
 
-# pid_alive: prints containerd's PID if the recorded process still runs with our config.
-pid_alive() { recorded_pid "$PIDFILE" "$CONFIG"; }
-
-# our_pids REGEX: PIDs of processes whose command name matches REGEX and whose command line
-# references DIR (shims carry `-address DIR/containerd.sock`, runc `--root DIR/runc/...`).
-our_pids() { pids_matching "$1" "$DIR/"; }
-
-shim_pids() { our_pids '^containerd-shim'; }
+# containerd_pid: prints containerd's PID if the recorded process still runs with our config.
+containerd_pid() { recorded_pid "$PIDFILE" "$CONFIG"; }
 
 containerd_ok() { [[ -S $SOCK ]] && "$CTR" -a "$SOCK" version; }
 
@@ -190,9 +189,9 @@ EOF
 }
 
 start_containerd() {
-	if pid_alive >/dev/null && containerd_ok >/dev/null 2>&1 && cri_ok; then return 0; fi
+	if containerd_pid >/dev/null && containerd_ok >/dev/null 2>&1 && cri_ok; then return 0; fi
 	local old
-	if old=$(pid_alive); then
+	if old=$(containerd_pid); then
 		log "containerd (pid $old) does not answer or has no CRI plugin; restarting it"
 		stop_pids 10 "$old"
 	fi
@@ -228,56 +227,20 @@ cmd_up() {
 
 # ---------------------------------------------------------------- teardown
 
-mounts_under() { mounts_in "$DIR"; }
-unmount_all() { unmount_in "$DIR"; }
-runc_roots() { runc_roots_in "$DIR"; }
-kill_containers() { kill_runc_containers "$DIR"; }
-
 cmd_down() {
 	need_root
 	[[ -d $DIR ]] || { log "down (nothing here)"; return 0; }
 	lock
-	local pid
-	local -a shims
-	if pid_alive >/dev/null && containerd_ok >/dev/null 2>&1; then
-		if (cd "$REPO_DIR" && GOFLAGS=-buildvcs=false go build -o "$TOOLS_DIR/cri-clean" ./hack/cri-clean); then
-			"$TOOLS_DIR/cri-clean" -endpoint "unix://$SOCK" -timeout 2m ||
-				log "WARNING: removing pods through CRI failed; forcing cleanup"
-		else
-			log "WARNING: building hack/cri-clean failed; forcing cleanup"
-		fi
-	fi
-	if pid=$(pid_alive); then log "stopping containerd (pid $pid)" && stop_pids 15 "$pid"; fi
-	kill_containers
-	mapfile -t shims < <(shim_pids)
-	[[ ${#shims[@]} -eq 0 ]] || { log "stopping shims ${shims[*]}" && stop_pids 5 "${shims[@]}"; }
-	rm -f "$PIDFILE" "$SOCK" "$SOCK.ttrpc"
-	unmount_all
-	# netns bind-mount targets and host-local IP leases of pods that are gone.
-	find "$DIR/state" -path '*/netns/cni-*' -delete 2>/dev/null || true
-	rm -rf "${DIR:?}/cni/ipam/$CNI_NETWORK" /var/lib/cni/results/"$CNI_NETWORK"-* 2>/dev/null || true
-	# state is containerd's /run: wipe it like a reboot would, but never across a mount.
-	[[ -n $(mounts_under) ]] || rm -rf --one-file-system "$DIR/state"
-	if ip link show "$BRIDGE" >/dev/null 2>&1; then
-		log "deleting bridge $BRIDGE"
-		ip link del "$BRIDGE" || log "WARNING: cannot delete bridge $BRIDGE"
-	fi
-	log "down"
-}
-
-cmd_purge() {
-	cmd_down
-	[[ -d $DIR ]] || return 0
-	[[ -z $(mounts_under) ]] || die "mounts remain under $DIR; not deleting it"
-	log "deleting $DIR"
-	rm -rf --one-file-system "$DIR"
+	runtime_down "$PIDFILE"
 }
 
 # ---------------------------------------------------------------- inspection
 
+cmd_env() { print_env; }
+
 cmd_status() {
 	local rc=0 pid s
-	if pid=$(pid_alive) && containerd_ok >/dev/null 2>&1; then
+	if pid=$(containerd_pid) && containerd_ok >/dev/null 2>&1; then
 		echo "containerd 1.6: running (pid $pid), socket $SOCK, CRI plugin $(if cri_ok; then echo ok; else echo MISSING; fi)"
 		cri_ok || rc=1
 		echo "containers (sandboxes included): $("$CTR" -a "$SOCK" -n k8s.io c ls -q 2>/dev/null | wc -l)"
@@ -286,46 +249,16 @@ cmd_status() {
 		rc=1
 	fi
 	for s in $(shim_pids); do echo "shim: pid $s, $(readlink "/proc/$s/exe" 2>/dev/null || echo gone)"; done
-	echo "mounts under $DIR: $(mounts_under | wc -l)"
-	echo "bridge $BRIDGE: $(ip -br link show "$BRIDGE" 2>/dev/null || echo absent)"
-	return $rc
+	host_status
+	return "$rc"
 }
 
-cmd_check_clean() {
-	local dirty=0 root
-	# found WHAT LIST: report LIST (if not empty) as left over.
-	found() {
-		[[ -z ${2// /} ]] && return 0
-		echo "dirty: $1: $2"
-		dirty=1
-	}
+# leftovers: what check-clean reports.
+leftovers() {
 	found "processes running from $DIR" "$(our_pids '^(containerd|runc)' | tr '\n' ' ' || true)"
-	found "recorded containerd still running" "$(pid_alive || true)"
+	found "recorded containerd still running" "$(containerd_pid || true)"
 	found "socket" "$(if [[ -S $SOCK ]]; then echo "$SOCK"; fi)"
-	found "mounts under $DIR" "$(mounts_under | tr '\n' ' ')"
-	while read -r root; do
-		[[ -n $root ]] && found "runc containers in $root" "$(runc_list "$root" | tr '\n' ' ' || true)"
-	done < <(runc_roots || true)
-	found "bridge" "$(ip -br link show "$BRIDGE" 2>/dev/null || true)"
-	found "network namespaces" "$(find "$DIR/state" -path '*/netns/cni-*' 2>/dev/null | tr '\n' ' ' || true)"
-	[[ $dirty -eq 0 ]] && echo "clean"
-	return $dirty
-}
-
-main() {
-	check_dir
-	case ${1:-} in
-	up) cmd_up ;;
-	down) cmd_down ;;
-	purge) cmd_purge ;;
-	status) cmd_status ;;
-	check-clean) cmd_check_clean ;;
-	env) print_env ;;
-	*)
-		sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
-		exit 2
-		;;
-	esac
+	runtime_leftovers
 }
 
 # On one line: bash must not read past it if the file is edited while running.

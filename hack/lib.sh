@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# lib.sh: helpers shared by hack/testenv.sh and hack/cluster.sh, which source it after defining
-# log (each prefixes its own name). Processes are tracked by PID, never by name.
+# lib.sh: helpers shared by hack/testenv.sh, hack/cluster.sh and hack/containerd16.sh (through
+# hack/lib/daemons.sh, their common skeleton) and hack/conformance.sh, which source it after
+# defining log (each prefixes its own name). Processes are tracked by PID, never by name.
 
 # alive PID: the process exists and is not a zombie.
 # shellcheck disable=SC2317 # called through wait_for

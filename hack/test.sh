@@ -18,6 +18,13 @@ fi
 step "go vet"
 go vet ./...
 
+step "weight: packages linked into nodelet (issue 16: at most 700)"
+linked=$(go list -deps ./cmd/nodelet | wc -l)
+echo "go list -deps ./cmd/nodelet | wc -l: $linked"
+if (( linked > 700 )); then
+	echo "nodelet links $linked packages, more than 700: docs/architecture.md says which imports are heavy and why"; exit 1
+fi
+
 step "unit tests (-race)"
 go test -race -count=1 $(go list ./... | grep -v /test/e2e)
 

@@ -17,6 +17,7 @@
 # One environment per machine: it owns 127.0.0.1:5000, 127.0.0.1:5001, the bridge nodelet0 and
 # 10.88.0.0/16. The registry on 5001 requires HTTP basic auth (AUTH_REGISTRY_USER/PASSWORD in `env`,
 # fixed test values) and holds 127.0.0.1:5001/private/busybox:1.35, for image pull secret tests.
+# shellcheck disable=SC2317 # the cmd_* functions are run by main (hack/lib/daemons.sh)
 set -euo pipefail
 
 TESTENV_DIR=${TESTENV_DIR:-/var/lib/nodelet-testenv}
@@ -46,29 +47,18 @@ LOG_DIR=$TESTENV_DIR/logs
 RUN_DIR=$TESTENV_DIR/run
 TOOLS_DIR=$TESTENV_DIR/bin
 
-log() { echo "testenv: $*" >&2; }
-# shellcheck source=hack/lib.sh
-source "$REPO_DIR/hack/lib.sh"
-die() { log "ERROR: $*"; exit 1; }
+LOG_NAME=testenv
+STATE_VAR=TESTENV_DIR
+PROC_NEEDLE=$TESTENV_DIR # pid_alive and our_pids: processes running from TESTENV_DIR
+ROOT_NEEDS="containerd, mounts, bridge"
+LOCK_FILE=$TESTENV_DIR/testenv.lock
+LOCK_WAIT=1200
+COMMANDS=(up down purge status check-clean env)
+USAGE=2,19
+# shellcheck source=hack/lib/daemons.sh
+source "$REPO_DIR/hack/lib/daemons.sh"
 
-check_dir() {
-	check_state_dir TESTENV_DIR "$TESTENV_DIR"
-}
-
-need_root() { [[ $(id -u) -eq 0 ]] || die "must run as root (containerd, mounts, bridge)"; }
-
-lock() { lock_on "$TESTENV_DIR/testenv.lock" 1200; }
-
-# ---------------------------------------------------------------- processes
-
-# pid_alive PIDFILE: prints the PID if the recorded process still runs from TESTENV_DIR.
-pid_alive() { recorded_pid "$1" "$TESTENV_DIR"; }
-
-# our_pids REGEX: PIDs of processes whose command name matches REGEX and whose
-# command line references TESTENV_DIR.
-our_pids() { pids_matching "$1" "$TESTENV_DIR"; }
-
-shim_pids() { our_pids '^containerd-shim'; }
+containerd_pid() { pid_alive "$RUN_DIR/containerd.pid"; }
 
 # ---------------------------------------------------------------- install
 
@@ -375,54 +365,26 @@ cmd_up() {
 
 # ---------------------------------------------------------------- teardown
 
-mounts_under() { mounts_in "$TESTENV_DIR"; }
-unmount_all() { unmount_in "$TESTENV_DIR"; }
-runc_roots() { runc_roots_in "$TESTENV_DIR"; }
-kill_containers() { kill_runc_containers "$TESTENV_DIR"; }
+# stop_others: runtime_down's step for the registries.
+stop_others() {
+	local pid
+	if pid=$(pid_alive "$RUN_DIR/registry.pid"); then log "stopping registry (pid $pid)" && stop_pids 10 "$pid"; fi
+	if pid=$(pid_alive "$RUN_DIR/registry-auth.pid"); then log "stopping auth registry (pid $pid)" && stop_pids 10 "$pid"; fi
+}
 
 cmd_down() {
 	need_root
 	lock
-	local pid
-	local -a shims
-	if pid=$(pid_alive "$RUN_DIR/containerd.pid") && containerd_ok >/dev/null 2>&1; then
-		if go_tool cri-clean; then
-			"$TOOLS_DIR/cri-clean" -endpoint "unix://$SOCK" -timeout 2m ||
-				log "WARNING: removing pods through CRI failed; forcing cleanup"
-		fi
-	fi
-	if pid=$(pid_alive "$RUN_DIR/containerd.pid"); then log "stopping containerd (pid $pid)" && stop_pids 15 "$pid"; fi
-	kill_containers
-	mapfile -t shims < <(shim_pids)
-	[[ ${#shims[@]} -eq 0 ]] || { log "stopping shims ${shims[*]}" && stop_pids 5 "${shims[@]}"; }
-	if pid=$(pid_alive "$RUN_DIR/registry.pid"); then log "stopping registry (pid $pid)" && stop_pids 10 "$pid"; fi
-	if pid=$(pid_alive "$RUN_DIR/registry-auth.pid"); then log "stopping auth registry (pid $pid)" && stop_pids 10 "$pid"; fi
-	rm -f "$RUN_DIR"/*.pid "$SOCK" "$SOCK.ttrpc"
-	unmount_all
-	# netns bind-mount targets and host-local IP leases of pods that are gone.
-	find "$TESTENV_DIR/state" -path '*/netns/cni-*' -delete 2>/dev/null || true
-	rm -rf "$TESTENV_DIR/cni/ipam/$CNI_NETWORK" /var/lib/cni/results/"$CNI_NETWORK"-* 2>/dev/null || true
-	# state is containerd's /run: wipe it like a reboot would, but never across a mount.
-	[[ -n $(mounts_under) ]] || rm -rf --one-file-system "$TESTENV_DIR/state"
-	if ip link show "$BRIDGE" >/dev/null 2>&1; then
-		log "deleting bridge $BRIDGE"
-		ip link del "$BRIDGE" || log "WARNING: cannot delete bridge $BRIDGE"
-	fi
-	log "down"
-}
-
-cmd_purge() {
-	cmd_down
-	[[ -z $(mounts_under) ]] || die "mounts remain under $TESTENV_DIR; not deleting it"
-	log "deleting $TESTENV_DIR"
-	rm -rf --one-file-system "$TESTENV_DIR"
+	runtime_down "$RUN_DIR"/*.pid
 }
 
 # ---------------------------------------------------------------- inspection
 
+cmd_env() { print_env; }
+
 cmd_status() {
 	local rc=0 pid
-	if pid=$(pid_alive "$RUN_DIR/containerd.pid") && containerd_ok >/dev/null 2>&1; then
+	if pid=$(containerd_pid) && containerd_ok >/dev/null 2>&1; then
 		echo "containerd: running (pid $pid), socket $SOCK"
 		echo "containers (sandboxes included): $("$BIN_CACHE/ctr" -a "$SOCK" -n k8s.io c ls -q 2>/dev/null | wc -l)"
 		"$BIN_CACHE/ctr" -a "$SOCK" -n k8s.io images ls -q 2>/dev/null | grep -v '^sha256:' | sed 's/^/image: /' || true
@@ -443,47 +405,17 @@ cmd_status() {
 		rc=1
 	fi
 	echo "shims: $(shim_pids | wc -l)"
-	echo "mounts under $TESTENV_DIR: $(mounts_under | wc -l)"
-	echo "bridge $BRIDGE: $(ip -br link show "$BRIDGE" 2>/dev/null || echo absent)"
-	return $rc
+	host_status
+	return "$rc"
 }
 
-cmd_check_clean() {
-	local dirty=0 root
-	# found WHAT LIST: report LIST (if not empty) as left over.
-	found() {
-		[[ -z ${2// /} ]] && return 0
-		echo "dirty: $1: $2"
-		dirty=1
-	}
+# leftovers: what check-clean reports.
+leftovers() {
 	found "processes running from $TESTENV_DIR" "$(our_pids '^(containerd|docker-registry|runc)' | tr '\n' ' ' || true)"
-	found "recorded daemons still running" "$(pid_alive "$RUN_DIR/containerd.pid" || true) $(pid_alive "$RUN_DIR/registry.pid" || true) $(pid_alive "$RUN_DIR/registry-auth.pid" || true)"
+	found "recorded daemons still running" "$(containerd_pid || true) $(pid_alive "$RUN_DIR/registry.pid" || true) $(pid_alive "$RUN_DIR/registry-auth.pid" || true)"
 	found "something answers on http://$REGISTRY_ADDR" "$(if registry_ok; then echo registry; fi)"
 	found "something answers on http://$AUTH_REGISTRY_ADDR" "$(if [[ $(http_status "http://$AUTH_REGISTRY_ADDR/v2/") != 000 ]]; then echo registry; fi)"
-	found "mounts under $TESTENV_DIR" "$(mounts_under | tr '\n' ' ')"
-	while read -r root; do
-		[[ -n $root ]] && found "runc containers in $root" "$(runc_list "$root" | tr '\n' ' ' || true)"
-	done < <(runc_roots || true)
-	found "bridge" "$(ip -br link show "$BRIDGE" 2>/dev/null || true)"
-	found "network namespaces" "$(find "$TESTENV_DIR/state" -path '*/netns/cni-*' 2>/dev/null | tr '\n' ' ' || true)"
-	[[ $dirty -eq 0 ]] && echo "clean"
-	return $dirty
-}
-
-main() {
-	check_dir
-	case ${1:-} in
-	up) cmd_up ;;
-	down) cmd_down ;;
-	purge) cmd_purge ;;
-	status) cmd_status ;;
-	check-clean) cmd_check_clean ;;
-	env) print_env ;;
-	*)
-		sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
-		exit 2
-		;;
-	esac
+	runtime_leftovers
 }
 
 # On one line: bash must not read past it if the file is edited while running.

@@ -6,27 +6,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
-	"strconv"
 	"syscall"
-	"time"
 
 	"github.com/spf13/pflag"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
-	"k8s.io/utils/ptr"
 
 	"github.com/nodelet/nodelet/internal/agent"
 	"github.com/nodelet/nodelet/internal/cli"
-	"github.com/nodelet/nodelet/internal/containergc"
-	"github.com/nodelet/nodelet/internal/eviction"
-	"github.com/nodelet/nodelet/internal/imagegc"
 	"github.com/nodelet/nodelet/internal/kubeletconfig"
-	"github.com/nodelet/nodelet/internal/logrotation"
-	"github.com/nodelet/nodelet/internal/nodestatus"
 	"github.com/nodelet/nodelet/internal/podconfig"
 )
 
@@ -51,96 +41,19 @@ func run(args []string) int {
 		return 2
 	}
 	defer klog.Flush()
-	kc := cfg.KubeletConfiguration
+	acfg, err := agent.ConfigFrom(cfg)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "nodelet: %v\n", err)
+		return 2
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	klog.InfoS("Starting nodelet", "node", cfg.NodeName, "rootDir", cfg.RootDir, "runtime", kc.ContainerRuntimeEndpoint)
-	readOnly := ""
-	if kc.ReadOnlyPort > 0 {
-		// Standalone: the unauthenticated read-only API listens on loopback only. On a cluster
-		// node it is off unless configured, and then listens on address, as upstream.
-		host := "127.0.0.1"
-		if cfg.Kubeconfig != "" {
-			host = kc.Address
-		}
-		readOnly = net.JoinHostPort(host, strconv.Itoa(int(kc.ReadOnlyPort)))
-	}
-	kubeReserved, err := kubeletconfig.ResourceList("kubeReserved", kc.KubeReserved)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "nodelet: %v\n", err)
-		return 2
-	}
-	systemReserved, err := kubeletconfig.ResourceList("systemReserved", kc.SystemReserved)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "nodelet: %v\n", err)
-		return 2
-	}
-	thresholds, err := eviction.Parse(kubeletconfig.EvictionSettings(&kc))
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "nodelet: %v\n", err)
-		return 2
-	}
-	logMaxSize, err := logrotation.ParseMaxSize(kc.ContainerLogMaxSize)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "nodelet: %v\n", err)
-		return 2
-	}
-	err = agent.Run(ctx, agent.Config{
-		NodeName:            cfg.NodeName,
-		NodeIP:              cfg.NodeIP,
-		RootDir:             cfg.RootDir,
-		PodLogsDir:          kc.PodLogsDir,
-		RuntimeEndpoint:     kc.ContainerRuntimeEndpoint,
-		ReadOnlyAddress:     readOnly,
-		Profiling:           ptr.Deref(kc.EnableProfilingHandler, true),
-		StaticPodPath:       kc.StaticPodPath,
-		FileCheckFrequency:  kc.FileCheckFrequency.Duration,
-		StaticPodURL:        kc.StaticPodURL,
-		StaticPodURLHeader:  http.Header(kc.StaticPodURLHeader),
-		HTTPCheckFrequency:  kc.HTTPCheckFrequency.Duration,
-		SyncFrequency:       kc.SyncFrequency.Duration,
-		ClusterDNS:          kc.ClusterDNS,
-		ClusterDomain:       kc.ClusterDomain,
-		ResolvConf:          ptr.Deref(kc.ResolverConfig, "/etc/resolv.conf"),
-		SerializeImagePulls: kc.SerializeImagePulls == nil || *kc.SerializeImagePulls,
-		SeccompDefault:      ptr.Deref(kc.SeccompDefault, false),
-		ImageGC: imagegc.Policy{HighThresholdPercent: int(ptr.Deref(kc.ImageGCHighThresholdPercent, 85)),
-			LowThresholdPercent: int(ptr.Deref(kc.ImageGCLowThresholdPercent, 80)),
-			MinAge:              kc.ImageMinimumGCAge.Duration, MaxAge: kc.ImageMaximumGCAge.Duration, Period: cfg.ImageGCPeriod},
-		ContainerGC: &containergc.Policy{MinAge: cfg.ContainerGC.MinAge, MaxPerPodContainer: int(cfg.ContainerGC.MaxPerPodContainer),
-			MaxContainers: int(cfg.ContainerGC.MaxContainers)},
-		ContainerGCPeriod:    cfg.ContainerGC.Period,
-		VolumeStatsAggPeriod: kc.VolumeStatsAggPeriod.Duration,
-		Eviction: eviction.Config{Thresholds: thresholds, PressureTransitionPeriod: kc.EvictionPressureTransitionPeriod.Duration,
-			MaxPodGracePeriodSeconds: int64(kc.EvictionMaxPodGracePeriod), MonitoringPeriod: cfg.EvictionPeriod,
-			KernelMemcgNotification: kc.KernelMemcgNotification, PodsCgroup: "/kubepods"},
-		AllowedUnsafeSysctls: kc.AllowedUnsafeSysctls,
-		DisableEventedPLEG:   !kubeletconfig.FeatureEnabled(kc, "EventedPLEG"),
-		LogRotation: logrotation.Config{MaxSize: logMaxSize, MaxFiles: int(ptr.Deref(kc.ContainerLogMaxFiles, 0)),
-			MonitorInterval: kc.ContainerLogMonitorInterval.Duration, MaxWorkers: int(ptr.Deref(kc.ContainerLogMaxWorkers, 0))},
-		Cluster: agent.ClusterConfig{
-			Kubeconfig: cfg.Kubeconfig, NodeLabels: cfg.NodeLabels, Taints: kc.RegisterWithTaints, MaxPods: kc.MaxPods,
-			MaxImages:    ptr.Deref(kc.NodeStatusMaxImages, nodestatus.DefaultMaxImages),
-			KubeReserved: kubeReserved, SystemReserved: systemReserved,
-			UpdateFrequency: kc.NodeStatusUpdateFrequency.Duration, ReportFrequency: kc.NodeStatusReportFrequency.Duration,
-			LeaseDuration: time.Duration(kc.NodeLeaseDurationSeconds) * time.Second, KubeletPort: kc.Port,
-			KubeletAPI: agent.KubeletAPIConfig{Address: kubeletAddress(kc.Address, kc.Port),
-				TLSCertFile: kc.TLSCertFile, TLSKeyFile: kc.TLSPrivateKeyFile,
-				Authentication: kc.Authentication, Authorization: kc.Authorization},
-		},
-	}, agent.Deps{Clock: clock.RealClock{}, Reporter: podconfig.LogReporter{}})
+	klog.InfoS("Starting nodelet", "node", acfg.NodeName, "rootDir", acfg.RootDir, "runtime", acfg.RuntimeEndpoint)
+	err = agent.Run(ctx, acfg, agent.Deps{Clock: clock.RealClock{}, Reporter: podconfig.LogReporter{}})
 	if err != nil {
 		klog.ErrorS(err, "nodelet failed")
 		return 1
 	}
 	klog.InfoS("nodelet stopped")
 	return 0
-}
-
-// kubeletAddress is address:port for the kubelet API; port 0 disables it.
-func kubeletAddress(address string, port int32) string {
-	if port <= 0 {
-		return ""
-	}
-	return net.JoinHostPort(address, strconv.Itoa(int(port)))
 }

@@ -12,6 +12,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/nodelet/nodelet/internal/testharness"
 )
 
 const (
@@ -220,7 +222,7 @@ func (a *agent) waitGone(ctx context.Context, b *bench) error {
 			left = fmt.Sprintf("/pods: %s (error: %v)", summarize(pods), err)
 			return false, nil
 		}
-		sbs, err := nodeSandboxes(ctx, b.cri, a.name)
+		sbs, err := testharness.NodeSandboxes(ctx, b.cri, a.name)
 		if a.keepsStoppedSandboxes {
 			sbs = slices.DeleteFunc(sbs, func(s *runtimeapi.PodSandbox) bool {
 				return s.State != runtimeapi.PodSandboxState_SANDBOX_READY
@@ -230,7 +232,7 @@ func (a *agent) waitGone(ctx context.Context, b *bench) error {
 			left = fmt.Sprintf("%d sandboxes (error: %v)", len(sbs), err)
 			return false, nil
 		}
-		if m := slices.DeleteFunc(mountsUnder(a.rootDir), func(m string) bool { return m == a.rootDir }); len(m) > 0 {
+		if m := slices.DeleteFunc(testharness.MountsUnder(a.rootDir), func(m string) bool { return m == a.rootDir }); len(m) > 0 {
 			left = fmt.Sprintf("mounts %v", m)
 			return false, nil
 		}

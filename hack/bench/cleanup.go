@@ -5,15 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"syscall"
 	"time"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
 	"github.com/nodelet/nodelet/internal/container"
 	"github.com/nodelet/nodelet/internal/cri"
+	"github.com/nodelet/nodelet/internal/testharness"
 )
 
 // cleanupTimeout bounds a clean-up; it runs on a fresh context, as the run's may have ended.
@@ -42,7 +39,7 @@ func (a *agent) cleanup(c *cri.Client, failed bool) (cgroups int, err error) {
 			}
 			time.Sleep(settleTime)
 		}
-		sbs, err := nodeSandboxes(ctx, c, a.name)
+		sbs, err := testharness.NodeSandboxes(ctx, c, a.name)
 		if err != nil {
 			errs = append(errs, err)
 		}
@@ -50,11 +47,11 @@ func (a *agent) cleanup(c *cri.Client, failed bool) (cgroups int, err error) {
 			if uid := s.Labels[container.PodUIDLabel]; uid != "" {
 				a.uids[uid] = true
 			}
-			if err := removeSandbox(ctx, c, s.Id); err != nil {
+			if err := testharness.RemoveSandbox(ctx, c, s.Id); err != nil {
 				errs = append(errs, fmt.Errorf("node %s: %w", a.name, err))
 			}
 		}
-		for _, m := range mountsUnder(a.base) {
+		for _, m := range testharness.MountsUnder(a.base) {
 			if err := syscall.Unmount(m, syscall.MNT_DETACH); err != nil {
 				errs = append(errs, fmt.Errorf("unmount %s: %w", m, err))
 			}
@@ -70,7 +67,7 @@ func (a *agent) cleanup(c *cri.Client, failed bool) (cgroups int, err error) {
 			errs = append(errs, fmt.Errorf("node %s: %w", a.name, err))
 		}
 	}
-	if left := mountsUnder(a.base); len(left) > 0 {
+	if left := testharness.MountsUnder(a.base); len(left) > 0 {
 		errs = append(errs, fmt.Errorf("mounts remain below %s, so it is kept: %v", a.base, left))
 	} else if err := os.RemoveAll(a.base); err != nil {
 		errs = append(errs, fmt.Errorf("remove %s: %w", a.base, err))
@@ -78,29 +75,14 @@ func (a *agent) cleanup(c *cri.Client, failed bool) (cgroups int, err error) {
 	return cgroups, errors.Join(errs...)
 }
 
-// removeSandbox stops and removes a sandbox (and so its containers); one already gone is fine.
-func removeSandbox(ctx context.Context, c *cri.Client, id string) error {
-	if err := c.StopPodSandbox(ctx, id); err != nil && status.Code(err) != codes.NotFound {
-		return fmt.Errorf("stop sandbox %s: %w", id, err)
-	}
-	if err := c.RemovePodSandbox(ctx, id); err != nil && status.Code(err) != codes.NotFound {
-		return fmt.Errorf("remove sandbox %s: %w", id, err)
-	}
-	return nil
-}
-
-// removePodCgroups removes the empty pod-level cgroups pod<uid> (cgroupfs layout under
-// /kubepods, any QoS class, every v1 hierarchy and v2) and reports whether there was one.
-// rmdir only succeeds on a cgroup without processes or children, so nothing live is touched.
+// removePodCgroups removes the empty pod-level cgroups pod<uid> (any QoS class, every v1
+// hierarchy and v2) and reports whether there was one. rmdir only succeeds on a cgroup without
+// processes or children, so nothing live is touched.
 func removePodCgroups(uid string) bool {
-	roots, _ := filepath.Glob("/sys/fs/cgroup/*/kubepods") // the pattern is valid
-	roots = append(roots, "/sys/fs/cgroup/kubepods")
 	removed := false
-	for _, root := range roots {
-		for _, qos := range []string{"", "burstable", "besteffort"} {
-			if syscall.Rmdir(filepath.Join(root, qos, "pod"+uid)) == nil {
-				removed = true
-			}
+	for _, dir := range testharness.PodCgroups(uid) {
+		if syscall.Rmdir(dir) == nil {
+			removed = true
 		}
 	}
 	return removed

@@ -3,11 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
@@ -15,60 +13,16 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/nodelet/nodelet/internal/cri"
+	"github.com/nodelet/nodelet/internal/testharness"
 )
 
-const (
-	// benchImage is the image of every pod; the test environment serves it from its registry.
-	benchImage = "busybox:1.35"
-	// modulePath identifies the repository's go.mod.
-	modulePath = "github.com/nodelet/nodelet"
-	// defaultTestenvDir is hack/testenv.sh's default TESTENV_DIR.
-	defaultTestenvDir = "/var/lib/nodelet-testenv"
-)
-
-// repoRoot is the directory of this module's go.mod, the working directory or one above it.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", fmt.Errorf("working directory: %w", err)
-	}
-	for {
-		b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-		if err == nil && bytes.Contains(b, []byte("module "+modulePath+"\n")) {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", errors.New("run the bench from the nodelet repository: no go.mod of " + modulePath + " here or above")
-		}
-		dir = parent
-	}
-}
-
-// endpoint is the CRI endpoint of the test environment's containerd.
-func endpoint() string {
-	dir := strings.TrimRight(os.Getenv("TESTENV_DIR"), "/")
-	if dir == "" {
-		dir = defaultTestenvDir
-	}
-	return "unix://" + filepath.Join(dir, "containerd.sock")
-}
-
-// runLogged runs a command in dir, passing its output through only if it fails.
-func runLogged(ctx context.Context, dir, name string, args ...string) error {
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("%s %s: %w\n%s", name, strings.Join(args, " "), err, out)
-	}
-	return nil
-}
+// benchImage is the image of every pod; the test environment serves it from its registry.
+const benchImage = "busybox:1.35"
 
 // testenvUp brings the test environment up (idempotent; about a second when it is up).
 func testenvUp(ctx context.Context, root string) error {
 	start := time.Now()
-	if err := runLogged(ctx, root, "bash", "hack/testenv.sh", "up"); err != nil {
+	if err := testharness.RunLogged(ctx, root, "bash", "hack/testenv.sh", "up"); err != nil {
 		return fmt.Errorf("bring the test environment up: %w", err)
 	}
 	logf("test environment up in %v", time.Since(start).Round(time.Millisecond))
@@ -100,10 +54,10 @@ func (b *bench) ensureRuntime(ctx context.Context) error {
 
 // buildNodelet builds ./cmd/nodelet into dir and returns the binary's path.
 func buildNodelet(ctx context.Context, root, dir string) (string, error) {
-	bin := filepath.Join(dir, "nodelet")
 	start := time.Now()
-	if err := runLogged(ctx, root, "go", "build", "-o", bin, "./cmd/nodelet"); err != nil {
-		return "", fmt.Errorf("build nodelet: %w", err)
+	bin, err := testharness.BuildNodelet(ctx, root, dir)
+	if err != nil {
+		return "", err
 	}
 	logf("nodelet built in %v", time.Since(start).Round(time.Millisecond))
 	return bin, nil

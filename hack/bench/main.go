@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/nodelet/nodelet/internal/cri"
+	"github.com/nodelet/nodelet/internal/testharness"
 )
 
 // options are the command's flags.
@@ -135,20 +136,20 @@ func (b *bench) notes() []string {
 }
 
 func run(ctx context.Context, opts options, command string) (err error) {
-	root, err := repoRoot()
+	root, err := testharness.RepoRoot()
 	if err != nil {
 		return err
 	}
 	if err := testenvUp(ctx, root); err != nil {
 		return err
 	}
-	b := &bench{opts: opts, root: root, endpoint: endpoint(), hz: clockTicks()}
+	b := &bench{opts: opts, root: root, endpoint: testharness.TestenvEndpoint(), hz: clockTicks()}
 	if b.tmp, err = os.MkdirTemp("", "nodelet-bench-"); err != nil {
 		return fmt.Errorf("create a temporary directory: %w", err)
 	}
 	defer func() {
 		// RemoveAll would descend into a mount point: a run that could not unmount keeps its files.
-		if m := mountsUnder(b.tmp); len(m) > 0 {
+		if m := testharness.MountsUnder(b.tmp); len(m) > 0 {
 			err = errors.Join(err, fmt.Errorf("mounts remain below %s, so it is kept: %v", b.tmp, m))
 		} else if rerr := os.RemoveAll(b.tmp); rerr != nil {
 			err = errors.Join(err, fmt.Errorf("remove %s: %w", b.tmp, rerr))

@@ -2,12 +2,9 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -19,11 +16,8 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
-	"github.com/nodelet/nodelet/internal/container"
-	"github.com/nodelet/nodelet/internal/cri"
-	"github.com/nodelet/nodelet/internal/volumes"
+	"github.com/nodelet/nodelet/internal/testharness"
 )
 
 // agentKind names a node agent the bench measures.
@@ -63,21 +57,6 @@ type agent struct {
 	uids    map[string]bool // UIDs of the pods /pods showed, for the cgroup clean-up
 }
 
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b) // never fails (crypto/rand)
-	return hex.EncodeToString(b)
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
 // newAgent makes a fresh set of directories and a free read-only port for an agent of kind.
 // The caller removes a.base with cleanup in every case once a is returned.
 func newAgent(tmp string, kind agentKind) (*agent, error) {
@@ -85,7 +64,7 @@ func newAgent(tmp string, kind agentKind) (*agent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create the node's directory: %w", err)
 	}
-	a := &agent{kind: kind, name: "bench-" + randomHex(4), base: base,
+	a := &agent{kind: kind, name: "bench-" + testharness.RandomHex(4), base: base,
 		manifests: filepath.Join(base, "manifests"), staging: filepath.Join(base, "staging"),
 		rootDir: filepath.Join(base, "root"), logsDir: filepath.Join(base, "pods"),
 		logPath: filepath.Join(base, string(kind)+".log"), http: &http.Client{Timeout: 5 * time.Second},
@@ -95,7 +74,7 @@ func newAgent(tmp string, kind agentKind) (*agent, error) {
 			return a, fmt.Errorf("create %s: %w", d, err)
 		}
 	}
-	if a.port, err = freePort(); err != nil {
+	if a.port, err = testharness.FreePort(); err != nil {
 		return a, err
 	}
 	return a, nil
@@ -276,33 +255,4 @@ func (a *agent) logTail(lines int) string {
 		all = all[len(all)-lines:]
 	}
 	return strings.Join(all, "\n")
-}
-
-// nodeSandboxes lists the runtime's sandboxes of the pods of node name: static pod names end
-// in -<node name>. Other nodes' sandboxes and raw CRI ones are never returned.
-func nodeSandboxes(ctx context.Context, c *cri.Client, name string) ([]*runtimeapi.PodSandbox, error) {
-	all, err := c.ListPodSandbox(ctx, nil)
-	if err != nil {
-		return nil, fmt.Errorf("list pod sandboxes: %w", err)
-	}
-	return ofNode(all, name, (*runtimeapi.PodSandbox).GetLabels), nil
-}
-
-// ofNode keeps the sandboxes or containers of the pods of node name: static pod names end in
-// -<node name>.
-func ofNode[T any](all []T, name string, labels func(T) map[string]string) []T {
-	var out []T
-	for _, x := range all {
-		if strings.HasSuffix(labels(x)[container.PodNameLabel], "-"+name) {
-			out = append(out, x)
-		}
-	}
-	return out
-}
-
-// mountsUnder lists the mount points at or under dir, innermost first (none when dir does not
-// exist).
-func mountsUnder(dir string) []string {
-	m, _ := volumes.MountPointsUnder(dir)
-	return m
 }

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/nodelet/nodelet/internal/testharness"
 )
 
 // rawRunLabel marks the raw floor's sandboxes and containers with the run's ID. They carry no
@@ -35,7 +37,7 @@ type rawPod struct {
 // stops and removes them all at once: the runtime's own cost, without nodelet. Whatever happens,
 // what it created is removed before it returns.
 func (b *bench) rawRun(ctx context.Context, pods int) (res rawResult, err error) {
-	runID, runStart := randomHex(6), time.Now()
+	runID, runStart := testharness.RandomHex(6), time.Now()
 	logRoot, err := os.MkdirTemp(b.tmp, "raw-")
 	if err != nil {
 		return res, fmt.Errorf("create the raw run's log directory: %w", err)
@@ -125,7 +127,7 @@ func (b *bench) cleanRaw(runID string, created []*rawPod, logRoot string, since 
 			ids[s.Id] = true
 		}
 		for id := range ids {
-			if err := removeSandbox(ctx, b.cri, id); err != nil {
+			if err := testharness.RemoveSandbox(ctx, b.cri, id); err != nil {
 				errs = append(errs, err)
 			}
 		}

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/nodelet/nodelet/internal/testharness"
 )
 
 // scaleSettings are the sizes of the scale session (--scale, --latency-pods, --steady,
@@ -322,7 +324,7 @@ func (a *agent) waitNoSandboxes(ctx context.Context, b *bench) error {
 	defer cancel()
 	left := 0
 	err := a.poll(ctx, time.Second, string(a.kind)+" to remove the sandboxes of its deleted pods", func() (bool, error) {
-		sbs, err := nodeSandboxes(ctx, b.cri, a.name)
+		sbs, err := testharness.NodeSandboxes(ctx, b.cri, a.name)
 		left = len(sbs)
 		return err == nil && left == 0, nil
 	})

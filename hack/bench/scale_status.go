@@ -13,6 +13,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/nodelet/nodelet/internal/container"
+	"github.com/nodelet/nodelet/internal/testharness"
 )
 
 // neverManifest is a sleeper pod that is not restarted: once its container is killed, the pod
@@ -188,7 +189,7 @@ func (a *agent) restartWithPods(ctx context.Context, b *bench, n int, res *scale
 	if err != nil {
 		return err
 	}
-	sbBefore, err := nodeSandboxes(ctx, b.cri, a.name)
+	sbBefore, err := testharness.NodeSandboxes(ctx, b.cri, a.name)
 	if err != nil {
 		return err
 	}
@@ -239,7 +240,7 @@ func (a *agent) restartWithPods(ctx context.Context, b *bench, n int, res *scale
 		return err
 	}
 	res.restarted = len(newIDs(before, after, func(c *runtimeapi.Container) string { return c.Id }))
-	sbAfter, err := nodeSandboxes(ctx, b.cri, a.name)
+	sbAfter, err := testharness.NodeSandboxes(ctx, b.cri, a.name)
 	if err != nil {
 		return err
 	}
@@ -253,7 +254,7 @@ func nodeContainers(ctx context.Context, b *bench, name string) ([]*runtimeapi.C
 	if err != nil {
 		return nil, fmt.Errorf("list containers: %w", err)
 	}
-	return ofNode(all, name, (*runtimeapi.Container).GetLabels), nil
+	return testharness.OfNode(all, name, (*runtimeapi.Container).GetLabels), nil
 }
 
 // newIDs returns the IDs in after that are not in before.

@@ -41,6 +41,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"k8s.io/utils/clock"
 )
 
 // config is what the flags and the environment set.
@@ -143,7 +145,7 @@ func main() {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 
-	s := newServer(c, logger)
+	s := newServer(c, logger, clock.RealClock{})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	errc := make(chan error, 1)

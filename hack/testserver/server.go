@@ -19,6 +19,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
+	"k8s.io/utils/clock"
 )
 
 // namedService is the gRPC health service name that tracks the health state
@@ -36,6 +37,7 @@ func newLogger(w io.Writer) *log.Logger {
 type server struct {
 	cfg    config
 	log    *log.Logger
+	clock  clock.WithDelayedExecution // runs the start-delay and fail-after timers
 	health *health.Server
 
 	mu       sync.Mutex
@@ -47,8 +49,8 @@ type server struct {
 	stopped  bool         // run returned: the TCP listener stays closed
 }
 
-func newServer(c config, logger *log.Logger) *server {
-	s := &server{cfg: c, log: logger, health: health.NewServer(), starting: c.startDelay > 0}
+func newServer(c config, logger *log.Logger, clk clock.WithDelayedExecution) *server {
+	s := &server{cfg: c, log: logger, clock: clk, health: health.NewServer(), starting: c.startDelay > 0}
 	s.mu.Lock()
 	s.applyLocked()
 	s.mu.Unlock()
@@ -195,11 +197,11 @@ func (s *server) run(ctx context.Context) error {
 	defer s.update("stopping", func() { s.stopped = true })
 
 	if s.cfg.startDelay > 0 {
-		t := time.AfterFunc(s.cfg.startDelay, s.startupDone)
+		t := s.clock.AfterFunc(s.cfg.startDelay, s.startupDone)
 		defer t.Stop()
 	}
 	if s.cfg.failAfter > 0 {
-		t := time.AfterFunc(s.cfg.failAfter, func() { s.setFailing(true, "fail-after") })
+		t := s.clock.AfterFunc(s.cfg.failAfter, func() { s.setFailing(true, "fail-after") })
 		defer t.Stop()
 	}
 

@@ -9,7 +9,6 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/ptr"
@@ -18,6 +17,7 @@ import (
 	"github.com/nodelet/nodelet/internal/apiobjects"
 	"github.com/nodelet/nodelet/internal/cri"
 	"github.com/nodelet/nodelet/internal/eviction"
+	"github.com/nodelet/nodelet/internal/kubeclient"
 	"github.com/nodelet/nodelet/internal/mirrorpods"
 	"github.com/nodelet/nodelet/internal/nodestatus"
 	"github.com/nodelet/nodelet/internal/podconfig"
@@ -51,8 +51,8 @@ type enqueuer interface {
 
 // cluster holds the components only API-server mode has.
 type cluster struct {
-	client     kubernetes.Interface
-	heartbeat  kubernetes.Interface
+	client     *kubeclient.Clients
+	heartbeat  *kubeclient.Clients
 	closeAll   func()
 	events     record.EventRecorder
 	stopEvents func()
@@ -60,8 +60,9 @@ type cluster struct {
 	services   *apiobjects.Services
 	classes    *apiobjects.RuntimeClasses
 	mirrors    *mirrorpods.Manager
-	// node is set once the runtime answered (startNodeStatus); other goroutines read it.
-	node atomic.Pointer[nodestatus.Manager]
+	// node is the node status manager (buildNodeStatus); until it exists there is no Node.
+	node       atomic.Pointer[nodestatus.Manager]
+	statusSync *statusmanager.APISync
 }
 
 // newCluster builds the API client, the event recorder, the API-object cache and the mirror
@@ -71,13 +72,20 @@ func newCluster(cfg Config, deps Deps, desired *podmanager.Manager, queue enqueu
 	if hbTimeout <= 0 {
 		hbTimeout = 10 * time.Second
 	}
-	client, heartbeat, closeAll, err := newKubeClients(cfg.Cluster.Kubeconfig, hbTimeout)
-	if err != nil {
-		return nil, err
+	client, heartbeat, closeAll := deps.Clients, deps.HeartbeatClients, func() {}
+	if client == nil {
+		var err error
+		if client, heartbeat, closeAll, err = newKubeClients(cfg.Cluster.Kubeconfig, hbTimeout); err != nil {
+			return nil, err
+		}
+	}
+	if heartbeat == nil {
+		heartbeat = client
 	}
 	c := &cluster{client: client, heartbeat: heartbeat, closeAll: closeAll}
+	var err error
 	c.events, c.stopEvents = startAPIEvents(client, cfg.NodeName)
-	c.objects, err = apiobjects.New(apiobjects.Config{Client: client, Clock: deps.Clock, OnChange: func(uids []types.UID) {
+	c.objects, err = apiobjects.New(apiobjects.Config{Client: client.Core, Clock: deps.Clock, OnChange: func(uids []types.UID) {
 		for _, uid := range uids {
 			queue.Enqueue(uid, 0)
 		}
@@ -85,20 +93,19 @@ func newCluster(cfg Config, deps Deps, desired *podmanager.Manager, queue enqueu
 	if err != nil {
 		return nil, err
 	}
-	if c.services, err = apiobjects.NewServices(client, deps.Clock); err != nil {
+	if c.services, err = apiobjects.NewServices(client.Core, deps.Clock); err != nil {
 		return nil, err
 	}
-	if c.classes, err = apiobjects.NewRuntimeClasses(client, deps.Clock); err != nil {
+	if c.classes, err = apiobjects.NewRuntimeClasses(client.RuntimeClasses, deps.Clock); err != nil {
 		return nil, err
 	}
-	c.mirrors, err = mirrorpods.New(mirrorpods.Config{NodeName: cfg.NodeName, OnChange: func(fullNames []string) {
-		for _, fn := range fullNames {
-			name, ns, _ := strings.Cut(fn, "_") // neither a name nor a namespace holds "_"
-			if pod, ok := desired.ByFullName(name, ns); ok {
+	c.mirrors, err = mirrorpods.New(mirrorpods.Config{NodeName: cfg.NodeName, OnChange: func(pods []types.NamespacedName) {
+		for _, key := range pods {
+			if pod, ok := desired.ByFullName(key.Name, key.Namespace); ok {
 				queue.Enqueue(pod.UID, 0)
 			}
 		}
-	}}, mirrorpods.Deps{Client: client, Clock: deps.Clock, NodeUID: c.nodeUID})
+	}}, mirrorpods.Deps{Client: client.Core, Clock: deps.Clock, NodeUID: c.nodeUID})
 	if err != nil {
 		return nil, err
 	}
@@ -134,9 +141,9 @@ func (c *cluster) admissionNode(local func() *v1.Node) func() *v1.Node {
 	}
 }
 
-// startNodeStatus registers the node and keeps its status and lease; it needs the runtime's
-// version, so it starts once the runtime answers.
-func (c *cluster) startNodeStatus(ctx context.Context, g *group, cfg Config, deps Deps, rt *cri.Client, features nodestatus.RuntimeFeaturesReporter, ready func() []error, pressure nodestatus.PressureReporter) error {
+// buildNodeStatus builds the node status manager, which registers the node and keeps its
+// status and lease once started.
+func (c *cluster) buildNodeStatus(cfg Config, deps Deps, rt *cri.Client, features nodestatus.RuntimeFeaturesReporter, ready func() []error, pressure nodestatus.PressureReporter) error {
 	var ips []net.IP
 	for _, s := range strings.Split(cfg.NodeIP, ",") {
 		if ip := net.ParseIP(strings.TrimSpace(s)); ip != nil {
@@ -151,12 +158,29 @@ func (c *cluster) startNodeStatus(ctx context.Context, g *group, cfg Config, dep
 		KubeletPort: cc.KubeletPort, Version: Version, Clock: deps.Clock,
 		EvictionHardMemory: hardThreshold(cfg.Eviction.Thresholds, eviction.SignalMemoryAvailable),
 		EvictionHardNodefs: hardThreshold(cfg.Eviction.Thresholds, eviction.SignalNodeFsAvailable),
-	}, nodestatus.Deps{Pressure: pressure, Client: c.client, HeartbeatClient: c.heartbeat, Machine: nodestatus.NewHostMachine(cfg.RootDir), Runtime: runtimeVersion{rt},
+	}, nodestatus.Deps{Pressure: pressure, Client: nodestatus.Clients{Core: c.client.Core, Leases: c.client.Leases},
+		HeartbeatClient: &nodestatus.Clients{Core: c.heartbeat.Core, Leases: c.heartbeat.Leases},
+		Machine:         nodestatus.NewHostMachine(cfg.RootDir), Runtime: runtimeVersion{rt},
 		RuntimeFeatures: features, Images: rt, ReadinessErrors: ready, Recorder: c.events, OnRepeatedHeartbeatFailure: c.closeAll})
 	if err != nil {
 		return err
 	}
 	c.node.Store(node)
+	return nil
+}
+
+// start runs the API object watches and the API pod source.
+func (c *cluster) start(ctx context.Context, g *group, cfg Config, deps Deps, mux *podconfig.Mux) {
+	g.start("api objects", func() error { c.objects.Run(ctx); return nil })
+	g.start("services", func() error { c.services.Run(ctx); return nil })
+	g.start("runtime classes", func() error { c.classes.Run(ctx); return nil })
+	c.startAPISource(ctx, g, cfg, deps, mux)
+}
+
+// startNodeStatus registers the node and keeps its status and lease; it needs the runtime's
+// version, so it starts once the runtime answers.
+func (c *cluster) startNodeStatus(ctx context.Context, g *group, deps Deps) {
+	node := c.node.Load()
 	g.start("node status", func() error { node.Run(ctx); return nil })
 	// Mirror pods wait for the Node's UID (their owner); retry those that waited once it is
 	// known. A creation can also wait just as registration completes, so keep retrying.
@@ -174,7 +198,6 @@ func (c *cluster) startNodeStatus(ctx context.Context, g *group, cfg Config, dep
 			}
 		}
 	})
-	return nil
 }
 
 // runtimeVersion is the CRI client as the node status reports it.
@@ -185,15 +208,20 @@ func (r runtimeVersion) RuntimeVersion(context.Context) (string, error) {
 	return r.c.Version().GetRuntimeVersion(), nil
 }
 
-// startStatusSync writes pod statuses to the API server.
-func (c *cluster) startStatusSync(ctx context.Context, g *group, deps Deps, statuses *statusmanager.Manager, deletion statusmanager.DeletionSafety) error {
+// buildStatusSync builds the writer of pod statuses to the API server.
+func (c *cluster) buildStatusSync(deps Deps, statuses *statusmanager.Manager, deletion statusmanager.DeletionSafety) error {
 	s, err := statusmanager.NewAPISync(statusmanager.APISyncConfig{}, statusmanager.APISyncDeps{
-		Client: c.client, Statuses: statuses, Mirrors: c.mirrors, Deletion: deletion, Clock: deps.Clock})
+		Client: c.client.Core, Statuses: statuses, Mirrors: c.mirrors, Deletion: deletion, Clock: deps.Clock})
 	if err != nil {
 		return err
 	}
-	g.start("pod status sync", func() error { s.Run(ctx); return nil })
+	c.statusSync = s
 	return nil
+}
+
+// startStatusSync writes pod statuses to the API server.
+func (c *cluster) startStatusSync(ctx context.Context, g *group) {
+	g.start("pod status sync", func() error { c.statusSync.Run(ctx); return nil })
 }
 
 // startAPISource feeds the pods bound to this node into the mux, and their mirror pods to
@@ -201,7 +229,7 @@ func (c *cluster) startStatusSync(ctx context.Context, g *group, deps Deps, stat
 func (c *cluster) startAPISource(ctx context.Context, g *group, cfg Config, deps Deps, mux *podconfig.Mux) {
 	klog.InfoS("Watching the API server for pods bound to this node", "node", cfg.NodeName)
 	g.start("api source", func() error {
-		return podconfig.RunAPISource(ctx, podconfig.APIConfig{Client: c.client, NodeName: cfg.NodeName,
+		return podconfig.RunAPISource(ctx, podconfig.APIConfig{Client: c.client.Core, NodeName: cfg.NodeName,
 			Sink: mux, Mirrors: c.mirrors, Clock: deps.Clock, NodeSynced: c.registered})
 	})
 }
@@ -237,7 +265,7 @@ func (d registeringDesired) Remove(pod *v1.Pod) {
 // rejection as upstream's rejectPod: a warning event and a Failed status.
 type nodeAdmission struct {
 	node     func() *v1.Node
-	checks   admission.Checks
+	checks   *admission.Checks
 	statuses *statusmanager.Manager
 	recorder podRecorder
 }

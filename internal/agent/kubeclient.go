@@ -6,9 +6,6 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/record"
@@ -16,6 +13,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/nodelet/nodelet/internal/events"
+	"github.com/nodelet/nodelet/internal/kubeclient"
 )
 
 // Version is what nodelet reports as the node's kubeletVersion: the upstream release whose
@@ -31,10 +29,10 @@ const Version = "v1.37.1-nodelet"
 // closeAll closes every connection both clients opened, for when heartbeats fail repeatedly: as
 // upstream, a half-open connection (a load balancer that failed over) is then not reused until
 // HTTP/2's health check notices it, which could outlast the lease.
-func newKubeClients(kubeconfig string, heartbeatTimeout time.Duration) (client, heartbeat kubernetes.Interface, closeAll func(), err error) {
+func newKubeClients(kubeconfig string, heartbeatTimeout time.Duration) (client, heartbeat *kubeclient.Clients, closeAll func(), err error) {
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("load --kubeconfig %s: %w", kubeconfig, err)
+		return client, heartbeat, nil, fmt.Errorf("load --kubeconfig %s: %w", kubeconfig, err)
 	}
 	dialer := connrotation.NewDialer((&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext)
 	cfg.Dial = dialer.DialContext
@@ -42,13 +40,13 @@ func newKubeClients(kubeconfig string, heartbeatTimeout time.Duration) (client, 
 	cfg.QPS, cfg.Burst = 50, 100
 	cfg.ContentType = "application/vnd.kubernetes.protobuf"
 	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
-	if client, err = kubernetes.NewForConfig(cfg); err != nil {
-		return nil, nil, nil, fmt.Errorf("API client from %s: %w", kubeconfig, err)
+	if client, err = kubeclient.New(cfg); err != nil {
+		return client, heartbeat, nil, fmt.Errorf("API client from %s: %w", kubeconfig, err)
 	}
 	hb := rest.CopyConfig(cfg)
 	hb.Timeout, hb.QPS = heartbeatTimeout, -1
-	if heartbeat, err = kubernetes.NewForConfig(hb); err != nil {
-		return nil, nil, nil, fmt.Errorf("API heartbeat client from %s: %w", kubeconfig, err)
+	if heartbeat, err = kubeclient.New(hb); err != nil {
+		return client, heartbeat, nil, fmt.Errorf("API heartbeat client from %s: %w", kubeconfig, err)
 	}
 	closeAll = func() {
 		klog.V(2).InfoS("Heartbeats to the API server keep failing; closing every connection to it so the next request dials afresh")
@@ -90,9 +88,9 @@ func (r *teeRecorder) NodeEventf(eventType, reason, messageFmt string, args ...a
 }
 
 // startAPIEvents starts the broadcaster that posts events to the API server; stop ends it.
-func startAPIEvents(client kubernetes.Interface, nodeName string) (rec record.EventRecorder, stop func()) {
+func startAPIEvents(c *kubeclient.Clients, nodeName string) (rec record.EventRecorder, stop func()) {
 	b := record.NewBroadcaster()
 	b.StartStructuredLogging(klog.Level(4))
-	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
-	return b.NewRecorder(scheme.Scheme, v1.EventSource{Component: events.Component, Host: nodeName}), b.Shutdown
+	b.StartRecordingToSink(c.Events)
+	return b.NewRecorder(c.Scheme, v1.EventSource{Component: events.Component, Host: nodeName}), b.Shutdown
 }

@@ -27,19 +27,19 @@ type KubeletAPIConfig struct {
 	Authorization           kubeletconfigv1beta1.KubeletAuthorization
 }
 
-// startKubeletAPI serves the kubelet API with authentication and authorization, in cluster
-// mode (the webhooks need the API server).
-func (c *cluster) startKubeletAPI(ctx context.Context, g *group, cfg Config, deps Deps, sd server.Deps, hostIPs []string) error {
+// buildKubeletAPI builds the kubelet API with authentication and authorization, in cluster
+// mode (the webhooks need the API server): the server and the client CA reload.
+func (c *cluster) buildKubeletAPI(cfg Config, deps Deps, sd server.Deps, hostIPs []string) ([]runnable, error) {
 	api := cfg.Cluster.KubeletAPI
-	auth, err := kubeletauth.BuildAuth(kubeletauth.Clients{TokenReviews: c.client.AuthenticationV1(),
-		SubjectAccessReviews: c.client.AuthorizationV1()}, api.Authentication, api.Authorization)
+	auth, err := kubeletauth.BuildAuth(kubeletauth.Deps{TokenReviews: c.client.TokenReviews,
+		SubjectAccessReviews: c.client.SubjectAccessReviews, Clock: deps.Clock}, api.Authentication, api.Authorization)
 	if err != nil {
-		return fmt.Errorf("kubelet API: %w", err)
+		return nil, fmt.Errorf("kubelet API: %w", err)
 	}
 	certFile, keyFile := api.TLSCertFile, api.TLSKeyFile
 	if certFile == "" || keyFile == "" {
 		if certFile, keyFile, err = selfSignedCert(filepath.Join(cfg.RootDir, "pki"), cfg.NodeName, hostIPs); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	srv, err := server.New(server.Config{Address: api.Address, Clock: deps.Clock, Profiling: cfg.Profiling, Secure: &server.Secure{
@@ -49,11 +49,9 @@ func (c *cluster) startKubeletAPI(ctx context.Context, g *group, cfg Config, dep
 		},
 	}}, sd)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	g.start("client CA reload", func() error { auth.Run(ctx); return nil })
-	g.start("kubelet API", func() error { return srv.Run(ctx) })
-	return nil
+	return []runnable{{"kubelet API", srv.Run}, {"client CA reload", func(ctx context.Context) error { auth.Run(ctx); return nil }}}, nil
 }
 
 // selfSignedCert returns <dir>/nodelet.crt and .key, made once for the node's name and

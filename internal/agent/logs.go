@@ -5,7 +5,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/nodelet/nodelet/internal/runtime/criconfig"
+	"github.com/nodelet/nodelet/internal/kuberuntime/criconfig"
 )
 
 // podByName finds a desired pod by name and namespace (the pod manager).

@@ -6,7 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	goruntime "runtime"
+	"runtime"
 	"strconv"
 	"strings"
 
@@ -16,8 +16,8 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/nodelet/nodelet/internal/admission"
-	"github.com/nodelet/nodelet/internal/runtime"
-	"github.com/nodelet/nodelet/internal/runtime/criconfig"
+	"github.com/nodelet/nodelet/internal/kuberuntime"
+	"github.com/nodelet/nodelet/internal/kuberuntime/criconfig"
 )
 
 // nodeFacts is what the runtime manager and status generation need to know about the machine.
@@ -44,7 +44,7 @@ func readNodeFacts(nodeIP string) (nodeFacts, error) {
 		return nodeFacts{}, err
 	}
 	return nodeFacts{hostIPs: ips, memoryCapacity: mem, allocatable: v1.ResourceList{
-		v1.ResourceCPU:    *resource.NewQuantity(int64(goruntime.NumCPU()), resource.DecimalSI),
+		v1.ResourceCPU:    *resource.NewQuantity(int64(runtime.NumCPU()), resource.DecimalSI),
 		v1.ResourceMemory: *resource.NewQuantity(mem, resource.BinarySI),
 	}, kernel: kernelVersion("/proc/sys/kernel/osrelease"), appArmorErr: admission.AppArmorHostError("/sys/module"),
 		maskedPaths: thermalThrottlePaths("/sys")}, nil
@@ -130,9 +130,9 @@ func memTotal(path string) (int64, error) {
 }
 
 // subPathEnv resolves a container's environment for subPathExpr, as upstream does.
-func subPathEnv(facts nodeFacts, objects criconfig.Objects, services runtime.ServiceLister) func(pod *v1.Pod, c *v1.Container, podIPs []string) (func(string) (string, bool), error) {
+func subPathEnv(facts nodeFacts, objects criconfig.Objects, services kuberuntime.ServiceLister) func(pod *v1.Pod, c *v1.Container, podIPs []string) (func(string) (string, bool), error) {
 	return func(pod *v1.Pod, c *v1.Container, podIPs []string) (func(string) (string, bool), error) {
-		serviceEnv, err := runtime.ServiceEnv(pod, services)
+		serviceEnv, err := kuberuntime.ServiceEnv(pod, services)
 		if err != nil {
 			return nil, err
 		}
@@ -146,5 +146,5 @@ func subPathEnv(facts nodeFacts, objects criconfig.Objects, services runtime.Ser
 }
 
 func resourceQuantity(n int64) *resource.Quantity { return resource.NewQuantity(n, resource.DecimalSI) }
-func goos() string                                { return goruntime.GOOS }
-func goarch() string                              { return goruntime.GOARCH }
+func goos() string                                { return runtime.GOOS }
+func goarch() string                              { return runtime.GOARCH }

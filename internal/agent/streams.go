@@ -2,10 +2,8 @@ package agent
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
-	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -28,16 +26,10 @@ type streamingClient interface {
 	server.Runner
 }
 
-// errRuntimeNotConnected answers the debugging handlers until the runtime is dialed.
-var errRuntimeNotConnected = errors.New("the container runtime is not connected yet")
-
-// runtimeTargets backs the kubelet API's debugging handlers. The servers start before the
-// runtime answers (so /healthz can say why the node is not ready); the runtime is set once
-// connected.
+// runtimeTargets backs the kubelet API's debugging handlers: the desired pods, the runtime's
+// pods and the CRI client's streaming verbs.
 type runtimeTargets struct {
-	pods podByName
-
-	mu     sync.Mutex
+	pods   podByName
 	lister runtimeLister
 	client streamingClient
 }
@@ -49,29 +41,10 @@ var (
 	_ server.RunningPodLister = (*runtimeTargets)(nil)
 )
 
-func (t *runtimeTargets) set(lister runtimeLister, client streamingClient) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.lister, t.client = lister, client
-}
-
-func (t *runtimeTargets) get() (runtimeLister, streamingClient, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.lister == nil {
-		return nil, nil, errRuntimeNotConnected
-	}
-	return t.lister, t.client, nil
-}
-
 // runtimePod finds the pod in the runtime by name and namespace, and by UID when given, as
 // upstream's findContainer. The desired pod's UID is used when uid is empty, so that a pod
 // re-created under the same name is not confused with its predecessor.
 func (t *runtimeTargets) runtimePod(ctx context.Context, namespace, name string, uid types.UID) (*container.Pod, *v1.Pod, error) {
-	lister, _, err := t.get()
-	if err != nil {
-		return nil, nil, err
-	}
 	desired, ok := t.pods.ByFullName(name, namespace)
 	if !ok {
 		return nil, nil, fmt.Errorf("pod %s/%s: %w", namespace, name, server.ErrNotFound)
@@ -81,7 +54,7 @@ func (t *runtimeTargets) runtimePod(ctx context.Context, namespace, name string,
 	if uid != "" && uid != desired.UID && !podconfig.IsStaticPod(desired) {
 		return nil, nil, fmt.Errorf("pod %s/%s with UID %s: %w", namespace, name, uid, server.ErrNotFound)
 	}
-	pods, err := lister.GetPods(ctx)
+	pods, err := t.lister.GetPods(ctx)
 	if err != nil {
 		return nil, nil, fmt.Errorf("list the runtime's pods: %w", err)
 	}
@@ -135,11 +108,7 @@ func (t *runtimeTargets) Sandbox(ctx context.Context, namespace, pod string, uid
 
 // RunningPods is upstream's GetRunningPods: pods with a ready sandbox or a running container.
 func (t *runtimeTargets) RunningPods(ctx context.Context) ([]*v1.Pod, error) {
-	lister, _, err := t.get()
-	if err != nil {
-		return nil, err
-	}
-	pods, err := lister.GetPods(ctx)
+	pods, err := t.lister.GetPods(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list the runtime's pods: %w", err)
 	}
@@ -165,33 +134,17 @@ func (t *runtimeTargets) RunningPods(ctx context.Context) ([]*v1.Pod, error) {
 }
 
 func (t *runtimeTargets) Exec(ctx context.Context, req *runtimeapi.ExecRequest) (*runtimeapi.ExecResponse, error) {
-	_, c, err := t.get()
-	if err != nil {
-		return nil, err
-	}
-	return c.Exec(ctx, req)
+	return t.client.Exec(ctx, req)
 }
 
 func (t *runtimeTargets) Attach(ctx context.Context, req *runtimeapi.AttachRequest) (*runtimeapi.AttachResponse, error) {
-	_, c, err := t.get()
-	if err != nil {
-		return nil, err
-	}
-	return c.Attach(ctx, req)
+	return t.client.Attach(ctx, req)
 }
 
 func (t *runtimeTargets) PortForward(ctx context.Context, req *runtimeapi.PortForwardRequest) (*runtimeapi.PortForwardResponse, error) {
-	_, c, err := t.get()
-	if err != nil {
-		return nil, err
-	}
-	return c.PortForward(ctx, req)
+	return t.client.PortForward(ctx, req)
 }
 
 func (t *runtimeTargets) ExecSync(ctx context.Context, id string, cmd []string, timeout time.Duration) ([]byte, []byte, int32, error) {
-	_, c, err := t.get()
-	if err != nil {
-		return nil, nil, 0, err
-	}
-	return c.ExecSync(ctx, id, cmd, timeout)
+	return t.client.ExecSync(ctx, id, cmd, timeout)
 }

@@ -34,18 +34,14 @@ func TestRuntimeTargets(t *testing.T) {
 	static := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "etcd-n1", Namespace: "kube-system", UID: "u-static",
 		Annotations: map[string]string{podconfig.ConfigSourceAnnotationKey: podconfig.FileSource}}}
 	gone := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "gone", Namespace: "default", UID: "u-gone"}}
-	tg := &runtimeTargets{pods: fakeDesired{"default/web": web, "kube-system/etcd-n1": static, "default/gone": gone}}
-	if _, err := tg.RunningContainer(context.Background(), "default", "web", "", "app"); !errors.Is(err, errRuntimeNotConnected) {
-		t.Fatalf("before the runtime is connected: %v", err)
-	}
-	tg.set(fakeRuntimePods{
+	tg := &runtimeTargets{pods: fakeDesired{"default/web": web, "kube-system/etcd-n1": static, "default/gone": gone}, lister: fakeRuntimePods{
 		{ID: "u-web", Name: "web", Namespace: "default",
 			Sandboxes: []*container.Container{{ID: "s-old", State: container.StateExited, CreatedAt: 1}, {ID: "s-new", State: container.StateRunning, CreatedAt: 2}},
 			Containers: []*container.Container{{ID: "c-app-0", Name: "app", State: container.StateExited, Image: "busybox"},
 				{ID: "c-app-1", Name: "app", State: container.StateRunning, Image: "busybox"}, {ID: "c-log", Name: "log", State: container.StateExited}}},
 		{ID: "u-static", Name: "etcd-n1", Namespace: "kube-system", Sandboxes: []*container.Container{{ID: "s-static", State: container.StateRunning}}},
 		{ID: "u-orphan", Name: "orphan", Namespace: "default", Sandboxes: []*container.Container{{ID: "s-orphan", State: container.StateExited}}},
-	}, nil)
+	}}
 
 	ctx := context.Background()
 	if got, err := tg.RunningContainer(ctx, "default", "web", "", "app"); err != nil || got != (server.ContainerTarget{ID: "c-app-1", TTY: true}) {

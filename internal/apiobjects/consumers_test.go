@@ -3,7 +3,7 @@ package apiobjects
 import v1 "k8s.io/api/core/v1"
 
 // The Manager plugs into its consumers: the method sets of internal/volumes.Objects,
-// internal/runtime.APIObjects and criconfig.Objects (copied here so that this package's tests do
+// internal/kuberuntime.APIObjects and criconfig.Objects (copied here so that this package's tests do
 // not build those packages).
 type (
 	volumeObjects interface {

@@ -2,6 +2,7 @@ package apiobjects
 
 import (
 	"context"
+	"github.com/nodelet/nodelet/internal/fakekube"
 	"io"
 	"os"
 	"slices"
@@ -90,7 +91,7 @@ func newHarness(t *testing.T, objects ...runtime.Object) *harness {
 			return handled, nil, err
 		})
 	}
-	m, err := New(Config{Client: h.client, Clock: clock.RealClock{}, OnChange: func(uids []types.UID) {
+	m, err := New(Config{Client: fakekube.Core(h.client), Clock: clock.RealClock{}, OnChange: func(uids []types.UID) {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		h.changes = append(h.changes, uids)

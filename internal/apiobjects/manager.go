@@ -14,9 +14,10 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+
+	"github.com/nodelet/nodelet/internal/kubeclient"
 )
 
 // Defaults of Config.
@@ -31,7 +32,7 @@ const (
 // Config is what the Manager needs.
 type Config struct {
 	// Client is the node's client (system:node:<name>). Required.
-	Client kubernetes.Interface
+	Client kubeclient.CoreV1
 	// Clock drives the sync timeout, token refreshes and the reflectors' back-off. Required.
 	Clock clock.Clock
 	// OnChange, when set, is called with the UIDs of the registered pods that reference a

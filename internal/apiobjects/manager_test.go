@@ -2,6 +2,7 @@ package apiobjects
 
 import (
 	"errors"
+	"github.com/nodelet/nodelet/internal/fakekube"
 	"slices"
 	"strings"
 	"testing"
@@ -22,7 +23,7 @@ func TestNewRequiresClientAndClock(t *testing.T) {
 	if _, err := New(Config{Clock: clock.RealClock{}}); err == nil {
 		t.Error("no client: no error")
 	}
-	if _, err := New(Config{Client: fake.NewClientset()}); err == nil {
+	if _, err := New(Config{Client: fakekube.Core(fake.NewClientset())}); err == nil {
 		t.Error("no clock: no error")
 	}
 }

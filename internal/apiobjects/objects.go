@@ -16,9 +16,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
+
+	"github.com/nodelet/nodelet/internal/kubeclient"
 )
 
 // kind is the kind of a watched object.
@@ -44,25 +45,25 @@ func (k kind) newObject() runtime.Object {
 	return &v1.ConfigMap{}
 }
 
-func (k kind) list(ctx context.Context, c kubernetes.Interface, ns string, opts metav1.ListOptions) (runtime.Object, error) {
+func (k kind) list(ctx context.Context, c kubeclient.CoreV1, ns string, opts metav1.ListOptions) (runtime.Object, error) {
 	if k == secrets {
-		return c.CoreV1().Secrets(ns).List(ctx, opts)
+		return c.Secrets(ns).List(ctx, opts)
 	}
-	return c.CoreV1().ConfigMaps(ns).List(ctx, opts)
+	return c.ConfigMaps(ns).List(ctx, opts)
 }
 
-func (k kind) watch(ctx context.Context, c kubernetes.Interface, ns string, opts metav1.ListOptions) (watch.Interface, error) {
+func (k kind) watch(ctx context.Context, c kubeclient.CoreV1, ns string, opts metav1.ListOptions) (watch.Interface, error) {
 	if k == secrets {
-		return c.CoreV1().Secrets(ns).Watch(ctx, opts)
+		return c.Secrets(ns).Watch(ctx, opts)
 	}
-	return c.CoreV1().ConfigMaps(ns).Watch(ctx, opts)
+	return c.ConfigMaps(ns).Watch(ctx, opts)
 }
 
-func (k kind) get(ctx context.Context, c kubernetes.Interface, ns, name string) (runtime.Object, error) {
+func (k kind) get(ctx context.Context, c kubeclient.CoreV1, ns, name string) (runtime.Object, error) {
 	if k == secrets {
-		return c.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{})
+		return c.Secrets(ns).Get(ctx, name, metav1.GetOptions{})
 	}
-	return c.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
+	return c.ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
 }
 
 // isImmutable reports whether the object is marked immutable: it cannot change any more, so it
@@ -103,7 +104,7 @@ func (it *item) stopWatching() bool {
 // startReflector runs a reflector that lists and watches the one object with the field selector
 // metadata.name=<name>, the only list the Node authorizer grants a node, into store. It retries
 // on its own, with back-off, until ctx ends.
-func startReflector(ctx context.Context, wg *sync.WaitGroup, c kubernetes.Interface, clk clock.Clock, key objectKey, store *objectStore) {
+func startReflector(ctx context.Context, wg *sync.WaitGroup, c kubeclient.CoreV1, clk clock.Clock, key objectKey, store *objectStore) {
 	selector := fields.OneTermEqualSelector("metadata.name", key.name).String()
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {

@@ -10,9 +10,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
+
+	"github.com/nodelet/nodelet/internal/kubeclient"
 )
 
 // RuntimeClasses is the cluster's RuntimeClasses (node.k8s.io/v1), listed and watched as
@@ -23,11 +24,11 @@ type RuntimeClasses struct {
 }
 
 // NewRuntimeClasses returns the watch; Run starts it.
-func NewRuntimeClasses(client kubernetes.Interface, clk clock.Clock) (*RuntimeClasses, error) {
+func NewRuntimeClasses(client kubeclient.RuntimeClassesGetter, clk clock.Clock) (*RuntimeClasses, error) {
 	if client == nil || clk == nil {
 		return nil, errors.New("apiobjects: runtime classes: Client and Clock are required")
 	}
-	classes := client.NodeV1().RuntimeClasses()
+	classes := client.RuntimeClasses()
 	return &RuntimeClasses{w: newWatchedAll("runtimeclasses", client, clk, &nodev1.RuntimeClass{}, cache.MetaNamespaceKeyFunc, listWatchFuncs{
 		list: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			return classes.List(ctx, opts)

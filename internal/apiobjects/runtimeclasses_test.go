@@ -2,6 +2,7 @@ package apiobjects
 
 import (
 	"context"
+	"github.com/nodelet/nodelet/internal/fakekube"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -28,7 +29,7 @@ func TestRuntimeClassesLookupRuntimeHandler(t *testing.T) {
 			<-block
 			return false, nil, nil
 		})
-		r, err := NewRuntimeClasses(client, clock.RealClock{})
+		r, err := NewRuntimeClasses(fakekube.RuntimeClasses(client), clock.RealClock{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -79,7 +80,7 @@ func TestNewRuntimeClassesNeedsClientAndClock(t *testing.T) {
 	if _, err := NewRuntimeClasses(nil, clock.RealClock{}); err == nil {
 		t.Error("no client: no error")
 	}
-	if _, err := NewRuntimeClasses(fake.NewClientset(), nil); err == nil {
+	if _, err := NewRuntimeClasses(fakekube.RuntimeClasses(fake.NewClientset()), nil); err == nil {
 		t.Error("no clock: no error")
 	}
 }

@@ -9,9 +9,10 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
+
+	"github.com/nodelet/nodelet/internal/kubeclient"
 )
 
 // Services is the cluster's services with a cluster IP, listed and watched in every namespace
@@ -22,12 +23,12 @@ type Services struct {
 }
 
 // NewServices returns the watch; Run starts it.
-func NewServices(client kubernetes.Interface, clk clock.Clock) (*Services, error) {
+func NewServices(client kubeclient.CoreV1, clk clock.Clock) (*Services, error) {
 	if client == nil || clk == nil {
 		return nil, errors.New("apiobjects: services: Client and Clock are required")
 	}
 	selector := fields.OneTermNotEqualSelector("spec.clusterIP", v1.ClusterIPNone).String()
-	services := client.CoreV1().Services(metav1.NamespaceAll)
+	services := client.Services(metav1.NamespaceAll)
 	return &Services{w: newWatchedAll("services", client, clk, &v1.Service{}, cache.MetaNamespaceKeyFunc, listWatchFuncs{
 		list: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			opts.FieldSelector = selector

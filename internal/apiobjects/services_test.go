@@ -2,6 +2,7 @@ package apiobjects
 
 import (
 	"context"
+	"github.com/nodelet/nodelet/internal/fakekube"
 	"slices"
 	"testing"
 	"testing/synctest"
@@ -39,7 +40,7 @@ func TestServicesListsWatchesAndSyncs(t *testing.T) {
 			selectors = append(selectors, a.(k8stesting.ListAction).GetListRestrictions().Fields.String())
 			return false, nil, nil
 		})
-		s, err := NewServices(client, clock.RealClock{})
+		s, err := NewServices(fakekube.Core(client), clock.RealClock{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -79,7 +80,7 @@ func TestNewServicesNeedsClientAndClock(t *testing.T) {
 	if _, err := NewServices(nil, clock.RealClock{}); err == nil {
 		t.Error("no client: no error")
 	}
-	if _, err := NewServices(fake.NewClientset(), nil); err == nil {
+	if _, err := NewServices(fakekube.Core(fake.NewClientset()), nil); err == nil {
 		t.Error("no clock: no error")
 	}
 }

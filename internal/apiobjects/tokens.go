@@ -44,7 +44,7 @@ func (m *Manager) GetServiceAccountToken(pod *v1.Pod, p *v1.ServiceAccountTokenP
 	}
 	ctx, cancel := context.WithTimeout(m.ctx, m.cfg.RequestTimeout)
 	defer cancel()
-	got, err := m.cfg.Client.CoreV1().ServiceAccounts(pod.Namespace).CreateToken(ctx, sa, req, metav1.CreateOptions{})
+	got, err := m.cfg.Client.ServiceAccounts(pod.Namespace).CreateToken(ctx, sa, req, metav1.CreateOptions{})
 	if err != nil {
 		switch {
 		case cached == nil:

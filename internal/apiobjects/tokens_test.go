@@ -3,6 +3,7 @@ package apiobjects
 import (
 	"errors"
 	"fmt"
+	"github.com/nodelet/nodelet/internal/fakekube"
 	"strings"
 	"sync"
 	"testing"
@@ -71,7 +72,7 @@ func newTokenManager(t *testing.T) (*Manager, *tokenAPI, *testingclock.FakeClock
 	api := &tokenAPI{clock: clk}
 	client := fake.NewClientset()
 	client.PrependReactor("create", "serviceaccounts", api.react)
-	m, err := New(Config{Client: client, Clock: clk})
+	m, err := New(Config{Client: fakekube.Core(client), Clock: clk})
 	if err != nil {
 		t.Fatal(err)
 	}

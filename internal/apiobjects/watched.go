@@ -8,7 +8,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
 )
@@ -24,14 +23,14 @@ type listWatchFuncs struct {
 // need.
 type watchedAll struct {
 	name     string
-	client   kubernetes.Interface
+	client   any // the typed client: it tells the reflector whether it can stream lists
 	clock    clock.Clock
 	expected runtime.Object
 	lw       listWatchFuncs
 	store    *syncedStore
 }
 
-func newWatchedAll(name string, client kubernetes.Interface, clk clock.Clock, expected runtime.Object, keyFunc cache.KeyFunc, lw listWatchFuncs) *watchedAll {
+func newWatchedAll(name string, client any, clk clock.Clock, expected runtime.Object, keyFunc cache.KeyFunc, lw listWatchFuncs) *watchedAll {
 	return &watchedAll{name: name, client: client, clock: clk, expected: expected, lw: lw,
 		store: &syncedStore{Store: cache.NewStore(keyFunc)}}
 }

@@ -69,21 +69,3 @@ func run(t *testing.T, api http.Handler, args ...string) (int, string, string) {
 	code := Run(context.Background(), args, &out, &errOut, testingclock.NewFakePassiveClock(now))
 	return code, out.String(), errOut.String()
 }
-
-// syncBuffer is a bytes.Buffer safe for a writer and a reader goroutine.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}

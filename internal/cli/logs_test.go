@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -192,27 +191,39 @@ func TestLogsFollowInterrupted(t *testing.T) {
 	defer ts.Close()
 
 	ctx, cancel := context.WithCancel(context.Background())
-	out := &syncBuffer{}
+	out := &chanWriter{writes: make(chan string)}
 	done := make(chan int)
 	go func() {
 		done <- Run(ctx, []string{"logs", "web", "-f", "--server", ts.URL}, out, &bytes.Buffer{}, testingclock.NewFakePassiveClock(now))
 	}()
 	lines <- "first\n"
 	lines <- "second\n"
-	deadline := time.Now().Add(10 * time.Second)
-	for out.String() != "first\nsecond\n" {
-		if time.Now().After(deadline) {
-			t.Fatalf("printed %q", out.String())
+	var printed string
+	for printed != "first\nsecond\n" {
+		w := <-out.writes // blocks until Run prints: no time involved
+		printed += w
+		if !strings.HasPrefix("first\nsecond\n", printed) {
+			t.Fatalf("printed %q", printed)
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
 	cancel()
-	select {
-	case code := <-done:
-		if code != 0 {
-			t.Errorf("exit %d, want 0", code)
+	for {
+		select {
+		case w := <-out.writes:
+			t.Errorf("printed %q after the context ended", w)
+		case code := <-done:
+			if code != 0 {
+				t.Errorf("exit %d, want 0", code)
+			}
+			return
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Run did not return after the context ended")
 	}
+}
+
+// chanWriter hands every write over to the test, which reads it from writes.
+type chanWriter struct{ writes chan string }
+
+func (w *chanWriter) Write(p []byte) (int, error) {
+	w.writes <- string(p)
+	return len(p), nil
 }

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	goruntime "runtime"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -236,30 +236,35 @@ func TestGarbageCollectFailures(t *testing.T) {
 	}
 }
 
+// TestRun runs in a synctest bubble: synctest.Wait returns once the collector waits for its
+// next period on the fake clock.
 func TestRun(t *testing.T) {
-	f, pods, dir := newNode(t)
-	f.listed = make(chan struct{}, 10) // two listings a pass
-	f.listErr = errors.New("connection refused")
-	clk := testingclock.NewFakeClock(t0)
-	m := newManager(t, f, pods, dir, true, clk)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); m.Run(ctx) }()
+	synctest.Test(t, func(t *testing.T) {
+		f, pods, dir := newNode(t)
+		f.listed = make(chan struct{}, 10) // two listings a pass
+		f.listErr = errors.New("connection refused")
+		clk := testingclock.NewFakeClock(t0)
+		m := newManager(t, f, pods, dir, true, clk)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); m.Run(ctx) }()
 
-	<-f.listed // at once
-	for !clk.HasWaiters() {
-		goruntime.Gosched()
-	}
-	f.mu.Lock()
-	events := slices.Clone(f.events)
-	f.mu.Unlock()
-	if len(events) != 1 || !strings.HasPrefix(events[0], "Warning ContainerGCFailed list containers: connection refused") {
-		t.Errorf("events %q, want one ContainerGCFailed", events)
-	}
-	clk.Step(time.Second)
-	<-f.listed // after the period
-	cancel()
-	<-done
+		<-f.listed // at once
+		synctest.Wait()
+		if !clk.HasWaiters() {
+			t.Fatal("the collector does not wait for its next period")
+		}
+		f.mu.Lock()
+		events := slices.Clone(f.events)
+		f.mu.Unlock()
+		if len(events) != 1 || !strings.HasPrefix(events[0], "Warning ContainerGCFailed list containers: connection refused") {
+			t.Errorf("events %q, want one ContainerGCFailed", events)
+		}
+		clk.Step(time.Second)
+		<-f.listed // after the period
+		cancel()
+		<-done
+	})
 }
 
 func TestNewChecks(t *testing.T) {

@@ -5,6 +5,6 @@
 // (host[:port] and path prefix, glob host names such as *.example.com, the most specific entry
 // first, Docker Hub's index.docker.io entry for Docker Hub images).
 //
-// Everything here is pure: secrets in, credentials out. The caller (internal/runtime) fetches the
+// Everything here is pure: secrets in, credentials out. The caller (internal/kuberuntime) fetches the
 // secrets and tries each credential in turn.
 package credentials

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -37,14 +38,29 @@ type Client struct {
 
 	conn     *grpc.ClientConn
 	endpoint string
-	version  *runtimeapi.VersionResponse
+	version  atomic.Pointer[runtimeapi.VersionResponse] // Ready's answer
+
 }
 
 // Dial connects to the CRI runtime at endpoint ("unix:///path/to/sock" or a
 // bare "/path/to/sock") and verifies with a Version call, bounded by timeout,
-// that it serves CRI v1. The connection itself is not bound to ctx or timeout. extra are added
-// to the connection's options (interceptors that record metrics).
+// that it serves CRI v1: New, then Ready. The connection itself is not bound to ctx or timeout.
+// extra are added to the connection's options (interceptors that record metrics).
 func Dial(ctx context.Context, endpoint string, timeout time.Duration, extra ...grpc.DialOption) (*Client, error) {
+	c, err := New(endpoint, extra...)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Ready(ctx, timeout); err != nil {
+		_ = c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// New returns a client of the runtime at endpoint without talking to it: gRPC connects on the
+// first call (and again after the runtime restarts). Ready waits for the runtime's answer.
+func New(endpoint string, extra ...grpc.DialOption) (*Client, error) {
 	path, err := socketPath(endpoint)
 	if err != nil {
 		return nil, err
@@ -64,39 +80,43 @@ func Dial(ctx context.Context, endpoint string, timeout time.Duration, extra ...
 	if err != nil {
 		return nil, fmt.Errorf("cri: creating client for %q: %w", endpoint, err)
 	}
-	c := &Client{
+	return &Client{
 		Runtime:  runtimeapi.NewRuntimeServiceClient(conn),
 		Image:    runtimeapi.NewImageServiceClient(conn),
 		conn:     conn,
 		endpoint: endpoint,
-	}
+	}, nil
+}
+
+// Ready asks the runtime for its version, bounded by timeout, and checks that it serves CRI
+// v1; Version returns the answer from then on.
+func (c *Client) Ready(ctx context.Context, timeout time.Duration) error {
 	vctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	v, err := c.Runtime.Version(vctx, &runtimeapi.VersionRequest{Version: kubeletAPIVersion})
 	if err != nil {
-		_ = conn.Close()
 		if status.Code(err) == codes.Unimplemented {
-			return nil, fmt.Errorf("cri: endpoint %q: %w: %w", endpoint, ErrNotCRIv1, err)
+			return fmt.Errorf("cri: endpoint %q: %w: %w", c.endpoint, ErrNotCRIv1, err)
 		}
-		return nil, fmt.Errorf("cri: Version on endpoint %q: %w", endpoint, err)
+		return fmt.Errorf("cri: Version on endpoint %q: %w", c.endpoint, err)
 	}
 	if strings.HasPrefix(v.GetRuntimeApiVersion(), "v1alpha") {
-		_ = conn.Close()
-		return nil, fmt.Errorf("cri: endpoint %q reports runtime API %q: %w",
-			endpoint, v.GetRuntimeApiVersion(), ErrNotCRIv1)
+		return fmt.Errorf("cri: endpoint %q reports runtime API %q: %w",
+			c.endpoint, v.GetRuntimeApiVersion(), ErrNotCRIv1)
 	}
-	c.version = v
-	klog.V(2).InfoS("Connected to CRI runtime", "endpoint", endpoint,
+	c.version.Store(v)
+	klog.V(2).InfoS("Connected to CRI runtime", "endpoint", c.endpoint,
 		"runtimeName", v.GetRuntimeName(), "runtimeVersion", v.GetRuntimeVersion(),
 		"runtimeAPIVersion", v.GetRuntimeApiVersion())
-	return c, nil
+	return nil
 }
 
 // Endpoint returns the endpoint the client was dialed with.
 func (c *Client) Endpoint() string { return c.endpoint }
 
-// Version returns the runtime's answer to the Version call made by Dial.
-func (c *Client) Version() *runtimeapi.VersionResponse { return c.version }
+// Version returns the runtime's answer to the Version call made by Ready (nil before; its
+// getters answer "" then).
+func (c *Client) Version() *runtimeapi.VersionResponse { return c.version.Load() }
 
 // Close closes the connection. The Runtime and Image clients fail afterwards.
 func (c *Client) Close() error {

@@ -5,7 +5,7 @@
 //
 // where a P (partial) record is continued by the next record of the same stream and an F (full)
 // record ends a line. Both nodelet's /containerLogs handler (internal/server) and the runtime
-// manager's FallbackToLogsOnError termination messages (internal/runtime) read logs with it.
+// manager's FallbackToLogsOnError termination messages (internal/kuberuntime) read logs with it.
 //
 // Layers, each usable alone:
 //

@@ -10,9 +10,9 @@ import (
 	"slices"
 )
 
-// tailWindow is how much of the end of the file Tail reads first; it doubles until the
-// lines asked for are all in the window. A variable for tests.
-var tailWindow int64 = 64 << 10
+// DefaultTailWindow is how much of the end of the file Tail reads first; the window doubles
+// until the lines asked for are all in it.
+const DefaultTailWindow int64 = 64 << 10
 
 // Tail returns the end of the CRI log file at path as one string, as upstream's
 // readLastStringFromContainerLogs reads a termination message from the logs (tail 80 lines,
@@ -31,6 +31,12 @@ var tailWindow int64 = 64 << 10
 // (One approximation: a line longer than MaxLine that begins before the window read last is
 // cut into its MaxLine pieces from the window's start, not from the line's.)
 func Tail(path string, maxLines int, maxBytes int64) (string, error) {
+	return TailWindow(path, maxLines, maxBytes, DefaultTailWindow)
+}
+
+// TailWindow is Tail reading first the last window bytes of the file (at least 1) instead of
+// DefaultTailWindow.
+func TailWindow(path string, maxLines int, maxBytes, window int64) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", fmt.Errorf("failed to open log file %q: %w", path, err)
@@ -44,7 +50,7 @@ func Tail(path string, maxLines int, maxBytes int64) (string, error) {
 		return "", nil
 	}
 	size := fi.Size()
-	for window := max(tailWindow, 1); ; window *= 2 {
+	for window := max(window, 1); ; window *= 2 {
 		start := max(size-window, 0)
 		lines, err := tailFrom(f, path, start, size, maxLines, maxBytes)
 		if err != nil {

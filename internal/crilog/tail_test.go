@@ -87,7 +87,7 @@ func TestTailReadsOnlyTheEnd(t *testing.T) {
 	// reaches it), the last lines come from the end.
 	var b strings.Builder
 	b.WriteString("corrupt\n")
-	for b.Len() < 4*int(tailWindow) {
+	for b.Len() < 4*int(DefaultTailWindow) {
 		b.WriteString(rec(0, Stdout, "F", strings.Repeat("x", 100)))
 	}
 	b.WriteString(rec(0, Stderr, "P", "the "))
@@ -156,7 +156,6 @@ func wholeFileTail(data string, maxLines int, maxBytes int64) string {
 // TestTailWindowsMatchAWholeFileRead reads random logs with many window sizes: the windows
 // must grow until the result is that of a read of the whole file.
 func TestTailWindowsMatchAWholeFileRead(t *testing.T) {
-	defer func(w int64) { tailWindow = w }(tailWindow)
 	rng := rand.New(rand.NewPCG(1, 2))
 	for iter := 0; iter < 100; iter++ {
 		var b strings.Builder
@@ -184,8 +183,7 @@ func TestTailWindowsMatchAWholeFileRead(t *testing.T) {
 		}{{80, 2048}, {3, -1}, {-1, 50}, {5, 30}, {1, 1}, {-1, -1}, {10, 200}} {
 			want := wholeFileTail(data, bounds.lines, bounds.bytes)
 			for _, w := range []int64{1, 7, 40, 100, 333, 1 << 20} {
-				tailWindow = w
-				got, err := Tail(path, bounds.lines, bounds.bytes)
+				got, err := TailWindow(path, bounds.lines, bounds.bytes, w)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -204,10 +202,8 @@ func FuzzTail(f *testing.F) {
 	f.Add("\n\n\x00 stdout F\n", -1, int64(-1), int64(2))
 	f.Fuzz(func(t *testing.T, data string, maxLines int, maxBytes, window int64) {
 		window = 1 + window&0xffff
-		defer func(w int64) { tailWindow = w }(tailWindow)
-		tailWindow = window
 		path := writeLog(t, data)
-		got, err := Tail(path, maxLines, maxBytes)
+		got, err := TailWindow(path, maxLines, maxBytes, window)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,20 +7,20 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/apiserver/pkg/apis/apiserver"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
-	"k8s.io/apiserver/pkg/authentication/authenticatorfactory"
-	"k8s.io/apiserver/pkg/authorization/authorizerfactory"
-	"k8s.io/apiserver/pkg/server/dynamiccertificates"
-	authenticationclient "k8s.io/client-go/kubernetes/typed/authentication/v1"
-	authorizationclient "k8s.io/client-go/kubernetes/typed/authorization/v1"
+	"k8s.io/apiserver/pkg/authorization/authorizer"
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
+	"k8s.io/utils/clock"
+
+	"github.com/nodelet/nodelet/internal/kubeclient"
 )
 
-// Clients are the API clients the webhooks use (nil in standalone mode).
-type Clients struct {
-	TokenReviews         authenticationclient.AuthenticationV1Interface
-	SubjectAccessReviews authorizationclient.AuthorizationV1Interface
+// Deps are the API clients the webhooks use (nil in standalone mode) and the clock that
+// paces the client CA reload.
+type Deps struct {
+	TokenReviews         kubeclient.TokenReviewInterface
+	SubjectAccessReviews kubeclient.SubjectAccessReviewInterface
+	Clock                clock.WithTicker
 }
 
 // Auth is what the secure server needs: the authenticator, the authorizer, and Run, which
@@ -32,63 +32,64 @@ type Auth struct {
 }
 
 // BuildAuth is upstream's BuildAuth from the configuration's authentication and
-// authorization sections.
-func BuildAuth(c Clients, authn kubeletconfigv1beta1.KubeletAuthentication, authz kubeletconfigv1beta1.KubeletAuthorization) (*Auth, error) {
-	cfg := authenticatorfactory.DelegatingAuthenticatorConfig{
-		Anonymous: &apiserver.AnonymousAuthConfig{Enabled: authn.Anonymous.Enabled != nil && *authn.Anonymous.Enabled},
-		CacheTTL:  authn.Webhook.CacheTTL.Duration,
+// authorization sections, with k8s.io/apiserver's delegating factories' composition: x509
+// client certificates, then cached TokenReviews of bearer tokens (header or websocket
+// protocol), every authenticated user in system:authenticated; anonymous requests
+// (system:anonymous) only when enabled. Authorization: SubjectAccessReviews with cached
+// decisions, or AlwaysAllow.
+func BuildAuth(deps Deps, authn kubeletconfigv1beta1.KubeletAuthentication, authz kubeletconfigv1beta1.KubeletAuthorization) (*Auth, error) {
+	if deps.Clock == nil {
+		return nil, errors.New("kubeletauth: Deps.Clock is required")
 	}
-	var caFile *dynamiccertificates.DynamicFileCAContent
+	a := &requestAuthenticator{anonymous: authn.Anonymous.Enabled != nil && *authn.Anonymous.Enabled}
 	if authn.X509.ClientCAFile != "" {
 		var err error
-		if caFile, err = dynamiccertificates.NewDynamicCAContentFromFile("client-ca-bundle", authn.X509.ClientCAFile); err != nil {
+		if a.ca, err = newClientCA(authn.X509.ClientCAFile); err != nil {
 			return nil, fmt.Errorf("authentication.x509.clientCAFile %s: %w", authn.X509.ClientCAFile, err)
 		}
-		cfg.ClientCertificateCAContentProvider = caFile
 	}
 	if authn.Webhook.Enabled != nil && *authn.Webhook.Enabled {
-		if c.TokenReviews == nil {
+		if deps.TokenReviews == nil {
 			return nil, errors.New("authentication.webhook.enabled needs the API server (--kubeconfig)")
 		}
-		cfg.WebhookRetryBackoff = webhookRetryBackoff()
-		cfg.TokenAccessReviewClient = c.TokenReviews
+		a.tokens = newTokenCache(&tokenReviewer{reviews: deps.TokenReviews, backoff: webhookRetryBackoff()},
+			authn.Webhook.CacheTTL.Duration)
 	}
-	a, _, err := cfg.New()
-	if err != nil {
-		return nil, fmt.Errorf("authentication: %w", err)
+	if a.ca == nil && a.tokens == nil && !a.anonymous {
+		return nil, errors.New("authentication: no method configured (set x509.clientCAFile, webhook.enabled or anonymous.enabled)")
 	}
 	var z Authorizer
 	switch authz.Mode {
 	case kubeletconfigv1beta1.KubeletAuthorizationModeAlwaysAllow:
-		z = authorizerfactory.NewAlwaysAllowAuthorizer()
+		z = alwaysAllow{}
 	case kubeletconfigv1beta1.KubeletAuthorizationModeWebhook:
-		if c.SubjectAccessReviews == nil {
+		if deps.SubjectAccessReviews == nil {
 			return nil, errors.New("authorization.mode Webhook needs the API server (--kubeconfig)")
 		}
-		z, err = authorizerfactory.DelegatingAuthorizerConfig{
-			SubjectAccessReviewClient: c.SubjectAccessReviews,
-			AllowCacheTTL:             authz.Webhook.CacheAuthorizedTTL.Duration,
-			DenyCacheTTL:              authz.Webhook.CacheUnauthorizedTTL.Duration,
-			WebhookRetryBackoff:       webhookRetryBackoff(),
-		}.New()
-		if err != nil {
-			return nil, fmt.Errorf("authorization: %w", err)
-		}
+		z = newSARAuthorizer(deps.SubjectAccessReviews,
+			authz.Webhook.CacheAuthorizedTTL.Duration, authz.Webhook.CacheUnauthorizedTTL.Duration)
 	default:
 		return nil, fmt.Errorf("authorization.mode: unknown mode %q (want Webhook or AlwaysAllow)", authz.Mode)
 	}
 	run := func(ctx context.Context) {
-		if caFile != nil {
-			caFile.Run(ctx, 1)
+		if a.ca != nil {
+			a.ca.Run(ctx, deps.Clock)
 		}
 	}
 	return &Auth{Authenticator: a, Authorizer: z, Run: run}, nil
+}
+
+// alwaysAllow is authorization.mode AlwaysAllow.
+type alwaysAllow struct{}
+
+func (alwaysAllow) Authorize(context.Context, authorizer.Attributes) (authorizer.Decision, string, error) {
+	return authorizer.DecisionAllow, "", nil
 }
 
 // webhookRetryBackoff is k8s.io/apiserver's options.DefaultAuthWebhookRetryBackoff, the kubelet's
 // retry of TokenReview and SubjectAccessReview calls. It is written out here because importing
 // that options package links the API server's admission and storage code (etcd clients, client-go
 // fakes) into nodelet: 1 s more of start-up and megabytes of resident memory for one value.
-func webhookRetryBackoff() *wait.Backoff {
-	return &wait.Backoff{Duration: 500 * time.Millisecond, Factor: 1.5, Jitter: 0.2, Steps: 5}
+func webhookRetryBackoff() wait.Backoff {
+	return wait.Backoff{Duration: 500 * time.Millisecond, Factor: 1.5, Jitter: 0.2, Steps: 5}
 }

@@ -1,6 +1,7 @@
 package kubeletconfig
 
 import (
+	"errors"
 	goflag "flag"
 	"fmt"
 	"io"
@@ -39,6 +40,8 @@ type Loader struct {
 	// flags-only baseline, so flag defaults read as upstream's; only flags
 	// that were set are copied onto the loaded configuration.
 	flagConfig kubeletconfigv1beta1.KubeletConfiguration
+	// registerErr is a flag of the table that could not be registered; Load returns it.
+	registerErr error
 }
 
 // NewFlagSet registers nodelet's flags (upstream kubelet names) on a new
@@ -80,7 +83,9 @@ func (l *Loader) addFlags() {
 	fs.Var(cliflag.NewMapStringString(&l.nodeLabels), "node-labels", "Labels to add when registering the node in the cluster. Labels must be key=value pairs separated by ','.")
 
 	for _, f := range configFlags {
-		f.register(fs, &l.flagConfig)
+		if err := f.register(fs, &l.flagConfig); err != nil {
+			l.registerErr = errors.Join(l.registerErr, err) // Load returns it
+		}
 	}
 
 	// klog's own -v/--v and --vmodule, via a private Go flag set (never
@@ -169,7 +174,7 @@ var configFlags = []configFlag{
 		func(kc *kcfg) any { return &kc.AllowedUnsafeSysctls }},
 }
 
-func (f configFlag) register(fs *pflag.FlagSet, kc *kcfg) {
+func (f configFlag) register(fs *pflag.FlagSet, kc *kcfg) error {
 	switch p := f.field(kc).(type) {
 	case *string:
 		fs.StringVar(p, f.name, *p, f.usage)
@@ -186,8 +191,9 @@ func (f configFlag) register(fs *pflag.FlagSet, kc *kcfg) {
 	case pflag.Value:
 		fs.Var(p, f.name, f.usage)
 	default:
-		panic(fmt.Sprintf("kubeletconfig: flag --%s: unsupported field type %T", f.name, p))
+		return fmt.Errorf("kubeletconfig: flag --%s: unsupported field type %T (a bug in nodelet's flag table)", f.name, p)
 	}
+	return nil
 }
 
 // apply copies the field this flag sets from src to dst.

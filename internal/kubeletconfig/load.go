@@ -31,6 +31,9 @@ func (l *Loader) Load(args []string, hostname HostnameFunc) (*Config, error) {
 		return nil, errors.New("kubeletconfig: Loader.Load called twice")
 	}
 	l.loaded = true
+	if l.registerErr != nil {
+		return nil, l.registerErr
+	}
 
 	if err := l.fs.Parse(args); err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -249,24 +250,25 @@ func TestRunHTTPGetFallsBackToHTTP(t *testing.T) {
 }
 
 func TestRunHTTPGetEndsWithTheContext(t *testing.T) {
-	hang := make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	arrived := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		select {
-		case <-r.Context().Done():
-		case <-hang:
-		}
+		close(arrived)
+		<-r.Context().Done() // answers only once the client gave up
 	}))
 	defer srv.Close()
-	defer close(hang)
+	go func() {
+		<-arrived
+		cancel() // the hook's context ends while the GET is in flight
+	}()
 	_, p, _ := net.SplitHostPort(srv.Listener.Addr().String())
 	port, _ := strconv.Atoi(p)
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-	defer cancel()
 	pod, c := testPod()
 	_, err := New(testingclock.NewFakeClock(t0), &fakeExecer{}).Run(ctx, pod, c, "cid",
 		&v1.LifecycleHandler{HTTPGet: &v1.HTTPGetAction{Path: "/slow", Port: intstr.FromInt(port)}}, "127.0.0.1")
-	if err == nil || !strings.Contains(err.Error(), "context deadline exceeded") {
-		t.Errorf("err %v, want the context's deadline", err)
+	if err == nil || !strings.Contains(err.Error(), "context canceled") {
+		t.Errorf("err %v, want the context's end", err)
 	}
 }
 
@@ -274,63 +276,65 @@ func TestRunSleep(t *testing.T) {
 	pod, c := testPod()
 	sleep := func(s int64) *v1.LifecycleHandler { return &v1.LifecycleHandler{Sleep: &v1.SleepAction{Seconds: s}} }
 
+	// In a synctest bubble, synctest.Wait returns once the hook waits on the fake clock.
 	t.Run("waits the seconds on the clock", func(t *testing.T) {
-		clk := testingclock.NewFakeClock(t0)
-		done := make(chan error, 1)
-		go func() {
-			_, err := New(clk, &fakeExecer{}).Run(context.Background(), pod, c, "cid", sleep(5), "")
-			done <- err
-		}()
-		waitForWaiters(t, clk, 1)
-		clk.Step(4999 * time.Millisecond)
-		select {
-		case err := <-done:
-			t.Fatalf("returned before 5 s: %v", err)
-		case <-time.After(20 * time.Millisecond):
-		}
-		clk.Step(time.Millisecond)
-		if err := <-done; err != nil {
-			t.Fatal(err)
-		}
-		if clk.HasWaiters() {
-			t.Error("the sleep left its timer behind")
-		}
+		synctest.Test(t, func(t *testing.T) {
+			clk := testingclock.NewFakeClock(t0)
+			done := make(chan error, 1)
+			go func() {
+				_, err := New(clk, &fakeExecer{}).Run(context.Background(), pod, c, "cid", sleep(5), "")
+				done <- err
+			}()
+			synctest.Wait()
+			if n := clk.Waiters(); n != 1 {
+				t.Fatalf("%d timers on the clock, want 1", n)
+			}
+			clk.Step(4999 * time.Millisecond)
+			synctest.Wait()
+			select {
+			case err := <-done:
+				t.Fatalf("returned before 5 s: %v", err)
+			default:
+			}
+			clk.Step(time.Millisecond)
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			if clk.HasWaiters() {
+				t.Error("the sleep left its timer behind")
+			}
+		})
 	})
 	t.Run("ends early with the context", func(t *testing.T) {
-		clk := testingclock.NewFakeClock(t0)
-		ctx, cancel := context.WithCancel(context.Background())
-		type result struct {
-			msg string
-			err error
-		}
-		done := make(chan result, 1)
-		go func() {
-			msg, err := New(clk, &fakeExecer{}).Run(ctx, pod, c, "cid", sleep(5), "")
-			done <- result{msg, err}
-		}()
-		waitForWaiters(t, clk, 1)
-		cancel()
-		res := <-done
-		want := `Sleep lifecycle hook (5) for Container "app" in Pod "web_default(uid-1)" failed - error: container terminated before sleep hook finished`
-		if res.err == nil || res.msg != want {
-			t.Errorf("got (%q, %v), want %q", res.msg, res.err, want)
-		}
+		synctest.Test(t, func(t *testing.T) {
+			clk := testingclock.NewFakeClock(t0)
+			ctx, cancel := context.WithCancel(context.Background())
+			type result struct {
+				msg string
+				err error
+			}
+			done := make(chan result, 1)
+			go func() {
+				msg, err := New(clk, &fakeExecer{}).Run(ctx, pod, c, "cid", sleep(5), "")
+				done <- result{msg, err}
+			}()
+			synctest.Wait()
+			if n := clk.Waiters(); n != 1 {
+				t.Fatalf("%d timers on the clock, want 1", n)
+			}
+			cancel()
+			res := <-done
+			want := `Sleep lifecycle hook (5) for Container "app" in Pod "web_default(uid-1)" failed - error: container terminated before sleep hook finished`
+			if res.err == nil || res.msg != want {
+				t.Errorf("got (%q, %v), want %q", res.msg, res.err, want)
+			}
+		})
 	})
 	t.Run("zero seconds", func(t *testing.T) {
 		if _, err := New(testingclock.NewFakeClock(t0), &fakeExecer{}).Run(context.Background(), pod, c, "cid", sleep(0), ""); err != nil {
 			t.Fatal(err)
 		}
 	})
-}
-
-// waitForWaiters waits until n timers wait on the fake clock.
-func waitForWaiters(t *testing.T, clk *testingclock.FakeClock, n int) {
-	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); clk.Waiters() < n; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d timers on the clock, want %d", clk.Waiters(), n)
-		}
-	}
 }
 
 // tcpSocket is deprecated and was never supported as a hook: upstream fails it as an invalid

@@ -1,11 +1,13 @@
 package mirrorpods
 
 import (
-	"sort"
+	"cmp"
+	"slices"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/utils/ptr"
 
 	"github.com/nodelet/nodelet/internal/podconfig"
@@ -76,11 +78,11 @@ func MirrorOf(static *v1.Pod, nodeName string, nodeUID types.UID) *v1.Pod {
 	return m
 }
 
-// Changed lists, sorted, the full names whose mirror pod appeared, disappeared, or changed in
+// Changed lists, sorted, the pods whose mirror pod appeared, disappeared, or changed in
 // what Sync looks at (UID, mirror annotation, deletion) between two views; a change of status
 // alone (the status syncer's own writes) is not one.
-func Changed(before, after map[string]*v1.Pod) []string {
-	var out []string
+func Changed(before, after map[types.NamespacedName]*v1.Pod) []types.NamespacedName {
+	var out []types.NamespacedName
 	for name, b := range before {
 		if a, ok := after[name]; !ok || differ(b, a) {
 			out = append(out, name)
@@ -91,7 +93,7 @@ func Changed(before, after map[string]*v1.Pod) []string {
 			out = append(out, name)
 		}
 	}
-	sort.Strings(out)
+	sortKeys(out)
 	return out
 }
 
@@ -99,4 +101,23 @@ func differ(a, b *v1.Pod) bool {
 	return a.UID != b.UID ||
 		a.Annotations[podconfig.ConfigMirrorAnnotationKey] != b.Annotations[podconfig.ConfigMirrorAnnotationKey] ||
 		(a.DeletionTimestamp == nil) != (b.DeletionTimestamp == nil)
+}
+
+// keyOf is the pod's namespaced name, which keys static and mirror pods.
+func keyOf(p *v1.Pod) types.NamespacedName {
+	return types.NamespacedName{Namespace: p.Namespace, Name: p.Name}
+}
+
+// sortKeys sorts by namespace, then name.
+func sortKeys(keys []types.NamespacedName) {
+	slices.SortFunc(keys, func(a, b types.NamespacedName) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+	})
+}
+
+// sortedKeys is the set's keys, sorted.
+func sortedKeys(set sets.Set[types.NamespacedName]) []types.NamespacedName {
+	out := set.UnsortedList()
+	sortKeys(out)
+	return out
 }

@@ -88,9 +88,10 @@ func TestMirrorOf(t *testing.T) {
 }
 
 func TestChanged(t *testing.T) {
-	base := map[string]*v1.Pod{"a_ns": mirror("a", "h1", "m1"), "b_ns": mirror("b", "h1", "m2")}
-	with := func(name string, p *v1.Pod) map[string]*v1.Pod {
-		out := map[string]*v1.Pod{}
+	key := func(name string) types.NamespacedName { return types.NamespacedName{Namespace: "ns", Name: name} }
+	base := map[types.NamespacedName]*v1.Pod{key("a"): mirror("a", "h1", "m1"), key("b"): mirror("b", "h1", "m2")}
+	with := func(name types.NamespacedName, p *v1.Pod) map[types.NamespacedName]*v1.Pod {
+		out := map[types.NamespacedName]*v1.Pod{}
 		for k, v := range base {
 			out[k] = v
 		}
@@ -103,22 +104,22 @@ func TestChanged(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name  string
-		after map[string]*v1.Pod
-		want  string
+		after map[types.NamespacedName]*v1.Pod
+		want  string // the namespaced name
 	}{
-		{"same", with("a_ns", mirror("a", "h1", "m1")), ""},
-		{"status only", with("a_ns", mirror("a", "h1", "m1", func(p *v1.Pod) { p.Status.Phase = v1.PodRunning })), ""},
-		{"disappeared", with("a_ns", nil), "a_ns"},
-		{"appeared", with("c_ns", mirror("c", "h1", "m3")), "c_ns"},
-		{"recreated", with("b_ns", mirror("b", "h1", "m9")), "b_ns"},
-		{"new hash", with("b_ns", mirror("b", "h2", "m2")), "b_ns"},
-		{"being deleted", with("a_ns", mirror("a", "h1", "m1", deleting)), "a_ns"},
+		{"same", with(key("a"), mirror("a", "h1", "m1")), ""},
+		{"status only", with(key("a"), mirror("a", "h1", "m1", func(p *v1.Pod) { p.Status.Phase = v1.PodRunning })), ""},
+		{"disappeared", with(key("a"), nil), "ns/a"},
+		{"appeared", with(key("c"), mirror("c", "h1", "m3")), "ns/c"},
+		{"recreated", with(key("b"), mirror("b", "h1", "m9")), "ns/b"},
+		{"new hash", with(key("b"), mirror("b", "h2", "m2")), "ns/b"},
+		{"being deleted", with(key("a"), mirror("a", "h1", "m1", deleting)), "ns/a"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := Changed(base, tc.after)
 			s := ""
 			if len(got) > 0 {
-				s = got[0]
+				s = got[0].String()
 			}
 			if len(got) > 1 || s != tc.want {
 				t.Errorf("Changed = %v, want [%s]", got, tc.want)

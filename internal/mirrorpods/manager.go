@@ -12,11 +12,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 
+	"github.com/nodelet/nodelet/internal/kubeclient"
 	"github.com/nodelet/nodelet/internal/podconfig"
 )
 
@@ -27,16 +27,16 @@ const CreatedTTL = time.Minute
 // Config configures the Manager.
 type Config struct {
 	NodeName string
-	// OnChange, when set, is called with the full names (name_namespace) of static pods to
+	// OnChange, when set, is called with the namespaced names of static pods to
 	// sync again: their mirror pod disappeared, appeared or changed (UID, mirror annotation,
 	// deletion), or its creation waited for the first view of the API server's pods or for the
 	// Node's UID. It runs on the API watch and must not block.
-	OnChange func(fullNames []string)
+	OnChange func(pods []types.NamespacedName)
 }
 
 // Deps are the Manager's collaborators.
 type Deps struct {
-	Client kubernetes.Interface
+	Client kubeclient.PodsGetter
 	// NodeUID returns the UID of this node's Node object, or "" while it is not known (not
 	// registered yet, or being deleted): mirror pods are created only with it.
 	NodeUID func() types.UID
@@ -54,13 +54,13 @@ type Manager struct {
 	deps Deps
 
 	mu sync.Mutex
-	// watched is the API source's last view, by full name; nil until the first one.
-	watched map[string]*v1.Pod
+	// watched is the API source's last view, by namespaced name; nil until the first one.
+	watched map[types.NamespacedName]*v1.Pod
 	// created holds the mirror pods created here that the watch has not shown yet, so that a
 	// sync in between neither creates a second one nor takes the old one for current.
-	created map[string]created
+	created map[types.NamespacedName]created
 	// pending are static pods whose mirror pod creation waited; OnChange reports them later.
-	pending sets.Set[string]
+	pending sets.Set[types.NamespacedName]
 }
 
 var _ podconfig.MirrorSink = (*Manager)(nil)
@@ -70,15 +70,15 @@ func New(cfg Config, deps Deps) (*Manager, error) {
 	if cfg.NodeName == "" || deps.Client == nil || deps.NodeUID == nil || deps.Clock == nil {
 		return nil, errors.New("mirror pods: NodeName, Client, NodeUID and Clock are required")
 	}
-	return &Manager{cfg: cfg, deps: deps, created: map[string]created{}, pending: sets.New[string]()}, nil
+	return &Manager{cfg: cfg, deps: deps, created: map[types.NamespacedName]created{}, pending: sets.New[types.NamespacedName]()}, nil
 }
 
 // SetMirrorPods takes the API server's mirror pods for this node (podconfig.MirrorSink) and
 // reports, through OnChange, the static pods whose mirror pod changed.
 func (m *Manager) SetMirrorPods(pods []*v1.Pod) {
-	next := make(map[string]*v1.Pod, len(pods))
+	next := make(map[types.NamespacedName]*v1.Pod, len(pods))
 	for _, p := range pods {
-		next[podconfig.FullName(p)] = p.DeepCopy()
+		next[keyOf(p)] = p.DeepCopy()
 	}
 	m.mu.Lock()
 	before := m.effective()
@@ -97,8 +97,8 @@ func (m *Manager) SetMirrorPods(pods []*v1.Pod) {
 	}
 	m.mu.Unlock()
 	if len(changed) > 0 {
-		klog.V(2).InfoS("Mirror pods changed; syncing their static pods again", "pods", sets.List(changed))
-		m.notify(sets.List(changed))
+		klog.V(2).InfoS("Mirror pods changed; syncing their static pods again", "pods", sortedKeys(changed))
+		m.notify(sortedKeys(changed))
 	}
 }
 
@@ -107,7 +107,7 @@ func (m *Manager) SetMirrorPods(pods []*v1.Pod) {
 // 2 s once the node is registered, as upstream's fastStaticPodsRegistration.
 func (m *Manager) RetryPending() {
 	m.mu.Lock()
-	names := sets.List(m.pending)
+	names := sortedKeys(m.pending)
 	m.pending.Clear()
 	m.mu.Unlock()
 	if len(names) > 0 {
@@ -115,7 +115,7 @@ func (m *Manager) RetryPending() {
 	}
 }
 
-func (m *Manager) notify(names []string) {
+func (m *Manager) notify(names []types.NamespacedName) {
 	if m.cfg.OnChange != nil {
 		m.cfg.OnChange(names)
 	}
@@ -123,8 +123,8 @@ func (m *Manager) notify(names []string) {
 
 // effective is the watched view with the mirror pods created since laid over it. Call with mu
 // held.
-func (m *Manager) effective() map[string]*v1.Pod {
-	out := make(map[string]*v1.Pod, len(m.watched)+len(m.created))
+func (m *Manager) effective() map[types.NamespacedName]*v1.Pod {
+	out := make(map[types.NamespacedName]*v1.Pod, len(m.watched)+len(m.created))
 	for name, p := range m.watched {
 		out[name] = p
 	}
@@ -134,11 +134,11 @@ func (m *Manager) effective() map[string]*v1.Pod {
 	return out
 }
 
-func (m *Manager) lookup(fullName string) (*v1.Pod, bool) {
-	if c, ok := m.created[fullName]; ok {
+func (m *Manager) lookup(key types.NamespacedName) (*v1.Pod, bool) {
+	if c, ok := m.created[key]; ok {
 		return c.pod, true
 	}
-	p, ok := m.watched[fullName]
+	p, ok := m.watched[key]
 	return p, ok
 }
 
@@ -147,7 +147,7 @@ func (m *Manager) lookup(fullName string) (*v1.Pod, bool) {
 func (m *Manager) MirrorFor(static *v1.Pod) (*v1.Pod, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.lookup(podconfig.FullName(static))
+	return m.lookup(keyOf(static))
 }
 
 // Sync makes sure the static pod has an up-to-date mirror pod, as upstream's
@@ -159,7 +159,7 @@ func (m *Manager) Sync(ctx context.Context, static *v1.Pod) error {
 	if !podconfig.IsStaticPod(static) {
 		return nil
 	}
-	name := podconfig.FullName(static)
+	name := keyOf(static)
 	m.mu.Lock()
 	if m.watched == nil {
 		m.pending.Insert(name)
@@ -191,7 +191,7 @@ func (m *Manager) Sync(ctx context.Context, static *v1.Pod) error {
 }
 
 func (m *Manager) create(ctx context.Context, static *v1.Pod) error {
-	name := podconfig.FullName(static)
+	name := keyOf(static)
 	nodeUID := m.deps.NodeUID()
 	if nodeUID == "" {
 		m.mu.Lock()
@@ -201,7 +201,7 @@ func (m *Manager) create(ctx context.Context, static *v1.Pod) error {
 		return nil
 	}
 	klog.InfoS("Creating a mirror pod for static pod", "pod", klog.KObj(static), "podUID", static.UID)
-	out, err := m.deps.Client.CoreV1().Pods(static.Namespace).Create(ctx, MirrorOf(static, m.cfg.NodeName, nodeUID), metav1.CreateOptions{})
+	out, err := m.deps.Client.Pods(static.Namespace).Create(ctx, MirrorOf(static, m.cfg.NodeName, nodeUID), metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
 		klog.V(2).InfoS("A mirror pod exists already; it is checked once the watch shows it", "pod", klog.KObj(static))
 		return nil
@@ -226,9 +226,9 @@ func (m *Manager) create(ctx context.Context, static *v1.Pod) error {
 // delete deletes a mirror pod at once, if it still has its UID. gone is false when another pod
 // has the name now (the precondition failed).
 func (m *Manager) delete(ctx context.Context, mirror *v1.Pod) (gone bool, err error) {
-	err = m.deps.Client.CoreV1().Pods(mirror.Namespace).Delete(ctx, mirror.Name, metav1.DeleteOptions{
+	err = m.deps.Client.Pods(mirror.Namespace).Delete(ctx, mirror.Name, metav1.DeleteOptions{
 		GracePeriodSeconds: ptr.To[int64](0), Preconditions: metav1.NewUIDPreconditions(string(mirror.UID))})
-	name := podconfig.FullName(mirror)
+	name := keyOf(mirror)
 	switch {
 	case err == nil, apierrors.IsNotFound(err):
 		m.mu.Lock()
@@ -243,10 +243,10 @@ func (m *Manager) delete(ctx context.Context, mirror *v1.Pod) (gone bool, err er
 	return false, err
 }
 
-// DeleteOrphans deletes the mirror pods whose full name is not in wanted: their static pod is
+// DeleteOrphans deletes the mirror pods whose namespaced name is not in wanted: their static pod is
 // gone (upstream's HandlePodCleanups). Failures are returned together; each is retried on the
 // next call.
-func (m *Manager) DeleteOrphans(ctx context.Context, wanted map[string]bool) error {
+func (m *Manager) DeleteOrphans(ctx context.Context, wanted map[types.NamespacedName]bool) error {
 	m.mu.Lock()
 	var orphans []*v1.Pod
 	for name, p := range m.effective() {
@@ -267,10 +267,10 @@ func (m *Manager) DeleteOrphans(ctx context.Context, wanted map[string]bool) err
 
 // Housekeep deletes the mirror pods of static pods no longer desired (syncloop.Housekeeper).
 func (m *Manager) Housekeep(ctx context.Context, desired []*v1.Pod) {
-	wanted := map[string]bool{}
+	wanted := map[types.NamespacedName]bool{}
 	for _, p := range desired {
 		if podconfig.IsStaticPod(p) {
-			wanted[podconfig.FullName(p)] = true
+			wanted[keyOf(p)] = true
 		}
 	}
 	if err := m.DeleteOrphans(ctx, wanted); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/nodelet/nodelet/internal/fakekube"
 	"sync"
 	"testing"
 	"time"
@@ -26,7 +27,7 @@ type harness struct {
 	m       *Manager
 	nodeUID types.UID
 	mu      sync.Mutex
-	changes [][]string
+	changes [][]types.NamespacedName
 	deletes []metav1.DeleteOptions
 }
 
@@ -46,11 +47,11 @@ func newHarness(t *testing.T, objects ...runtime.Object) *harness {
 		return false, nil, nil
 	})
 	var err error
-	h.m, err = New(Config{NodeName: "n1", OnChange: func(names []string) {
+	h.m, err = New(Config{NodeName: "n1", OnChange: func(names []types.NamespacedName) {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		h.changes = append(h.changes, names)
-	}}, Deps{Client: h.client, NodeUID: func() types.UID { return h.nodeUID }, Clock: h.clock})
+	}}, Deps{Client: fakekube.Core(h.client), NodeUID: func() types.UID { return h.nodeUID }, Clock: h.clock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +120,7 @@ func TestSyncCreatesTheMirrorPod(t *testing.T) {
 		t.Fatalf("created before the first view of the API server's pods: %v", got)
 	}
 	h.watch(t)
-	if got := h.takeChanges(); got != "[[etcd-n1_kube-system]]" {
+	if got := h.takeChanges(); got != "[[kube-system/etcd-n1]]" {
 		t.Fatalf("the waiting static pod was not reported once the view arrived: %s", got)
 	}
 	if err := h.m.Sync(ctx, s); err != nil {
@@ -165,7 +166,7 @@ func TestSyncWaitsForTheNodeUID(t *testing.T) {
 	}
 	h.nodeUID = "node-uid"
 	h.m.RetryPending()
-	if got := h.takeChanges(); got != "[[etcd-n1_kube-system]]" {
+	if got := h.takeChanges(); got != "[[kube-system/etcd-n1]]" {
 		t.Fatalf("RetryPending reported %s", got)
 	}
 	h.m.RetryPending()
@@ -245,7 +246,7 @@ func TestSyncReportsFailures(t *testing.T) {
 		t.Fatal("no error while the API server is unreachable")
 	}
 	h.m.RetryPending()
-	if got := h.takeChanges(); got != "[[etcd-n1_kube-system]]" {
+	if got := h.takeChanges(); got != "[[kube-system/etcd-n1]]" {
 		t.Errorf("RetryPending after a transient failure reported %s", got)
 	}
 	api := static("web", "h1")
@@ -260,7 +261,7 @@ func TestOnChangeReportsDisappearedAndChangedMirrors(t *testing.T) {
 	h := newHarness(t)
 	a, b := mirror("a", "h1", "ma"), mirror("b", "h1", "mb")
 	h.m.SetMirrorPods([]*v1.Pod{a, b})
-	if got := h.takeChanges(); got != "[[a_kube-system b_kube-system]]" {
+	if got := h.takeChanges(); got != "[[kube-system/a kube-system/b]]" {
 		t.Fatalf("first view: %s", got)
 	}
 	running := a.DeepCopy()
@@ -273,7 +274,7 @@ func TestOnChangeReportsDisappearedAndChangedMirrors(t *testing.T) {
 	deleting(gone)
 	h.m.SetMirrorPods([]*v1.Pod{running, gone})
 	h.m.SetMirrorPods([]*v1.Pod{running})
-	if got := h.takeChanges(); got != "[[b_kube-system] [b_kube-system]]" {
+	if got := h.takeChanges(); got != "[[kube-system/b] [kube-system/b]]" {
 		t.Errorf("deletion then disappearance: %s", got)
 	}
 }
@@ -299,7 +300,7 @@ func TestCreatedMirrorIsForgottenWhenTheWatchNeverShowsIt(t *testing.T) {
 	if _, ok := h.m.MirrorFor(s); ok {
 		t.Fatal("a created mirror pod the watch never showed is trusted forever")
 	}
-	if got := h.takeChanges(); got != "[[etcd-n1_kube-system]]" {
+	if got := h.takeChanges(); got != "[[kube-system/etcd-n1]]" {
 		t.Errorf("its loss was not reported: %s", got)
 	}
 }
@@ -323,7 +324,7 @@ func TestHousekeepDeletesOrphans(t *testing.T) {
 	h.client.PrependReactor("delete", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, errors.New("connection refused")
 	})
-	if err := h.m.DeleteOrphans(ctx, map[string]bool{}); err == nil {
+	if err := h.m.DeleteOrphans(ctx, map[types.NamespacedName]bool{}); err == nil {
 		t.Error("a failed delete was not reported")
 	}
 }

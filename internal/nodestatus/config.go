@@ -10,9 +10,10 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/clock"
+
+	"github.com/nodelet/nodelet/internal/kubeclient"
 )
 
 // Defaults, as upstream's KubeletConfiguration v1beta1 defaults them.
@@ -143,16 +144,22 @@ type EventRecorder interface {
 	Eventf(object runtime.Object, eventtype, reason, messageFmt string, args ...interface{})
 }
 
+// Clients are the API groups the manager talks to: client-go's typed clients of the two groups
+// rather than the whole clientset, whose other groups would only weigh on the binary.
+type Clients struct {
+	Core   kubeclient.CoreV1
+	Leases kubeclient.LeasesGetter
+}
+
 // Deps are the components the node agent talks to.
 type Deps struct {
-	// Client has the node's credentials (system:node:<name>). Required. Its requests should
-	// time out (upstream bounds heartbeats by min(lease duration, update frequency)).
-	Client kubernetes.Interface
+	// Client has the node's credentials (system:node:<name>). Required.
+	Client Clients
 	// HeartbeatClient, when set, is used for status updates and the lease: upstream gives them
 	// a client of their own whose requests time out after min(nodeStatusUpdateFrequency,
 	// nodeLeaseDuration), so that a request hanging on a restarting API server does not hold
 	// back the heartbeat. Default: Client.
-	HeartbeatClient kubernetes.Interface
+	HeartbeatClient *Clients
 	// Machine reports the machine's facts. Required.
 	Machine MachineInfoGetter
 	// Runtime reports the container runtime's name and version. Required.
@@ -229,8 +236,8 @@ func (cfg Config) validate() error {
 
 func (d Deps) validate() error {
 	var errs []error
-	if d.Client == nil {
-		errs = append(errs, errors.New("Deps.Client is required"))
+	if d.Client.Core == nil || d.Client.Leases == nil {
+		errs = append(errs, errors.New("Deps.Client: Core and Leases are required"))
 	}
 	if d.Machine == nil {
 		errs = append(errs, errors.New("Deps.Machine is required"))
@@ -242,9 +249,9 @@ func (d Deps) validate() error {
 }
 
 // heartbeat is the client for status updates and the lease.
-func (d Deps) heartbeat() kubernetes.Interface {
+func (d Deps) heartbeat() Clients {
 	if d.HeartbeatClient != nil {
-		return d.HeartbeatClient
+		return *d.HeartbeatClient
 	}
 	return d.Client
 }

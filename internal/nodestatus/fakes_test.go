@@ -3,6 +3,7 @@ package nodestatus
 import (
 	"context"
 	"fmt"
+	"github.com/nodelet/nodelet/internal/fakekube"
 	"net"
 	"sync"
 	"testing"
@@ -129,7 +130,7 @@ func newTestEnv(t *testing.T, clk clock.WithTicker, objects ...runtime.Object) *
 		Version:  "v1.37.1",
 		Clock:    clk,
 	}, Deps{
-		Client:          env.client,
+		Client:          Clients{Core: fakekube.Core(env.client), Leases: fakekube.Leases(env.client)},
 		Machine:         env.machine,
 		Runtime:         &fakeRuntime{name: "containerd", version: "v2.4.2"},
 		ReadinessErrors: env.readiness.get,

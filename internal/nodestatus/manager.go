@@ -10,7 +10,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/client-go/informers"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
@@ -80,12 +81,10 @@ func (m *Manager) Run(ctx context.Context) {
 	if !m.registerWithAPIServer(ctx) {
 		return
 	}
-	factory := m.watchNode(ctx)
-	defer factory.Shutdown()
-
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	wg.Go(func() { m.newLeaseController(ctx).Run(ctx) })
+	wg.Go(func() { m.watchNode(ctx) })
+	wg.Go(func() { m.runLease(ctx) })
 
 	m.statusLoop(ctx)
 }
@@ -111,34 +110,45 @@ func (m *Manager) apiNode() *v1.Node {
 }
 
 // watchNode keeps Node() current with an informer on this node only (the Node authorizer
-// lets a node list and watch itself by name), as upstream's node lister does.
-func (m *Manager) watchNode(ctx context.Context) informers.SharedInformerFactory {
+// lets a node list and watch itself by name), as upstream's node lister does, until ctx ends.
+// A plain informer over the typed client: the informer factory would link an informer and a
+// lister for every API group.
+func (m *Manager) watchNode(ctx context.Context) {
 	selector := fields.OneTermEqualSelector(metav1.ObjectNameField, m.cfg.NodeName).String()
-	factory := informers.NewSharedInformerFactoryWithOptions(m.deps.Client, 0,
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.FieldSelector = selector }))
+	nodes := m.deps.Client.Core.Nodes()
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			o.FieldSelector = selector
+			return nodes.List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			o.FieldSelector = selector
+			return nodes.Watch(ctx, o)
+		},
+	}
 	observe := func(obj interface{}) {
 		if node, ok := obj.(*v1.Node); ok && node.Name == m.cfg.NodeName {
 			m.setNode(node, true)
 		}
 	}
-	_, err := factory.Core().V1().Nodes().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    observe,
-		UpdateFunc: func(_, obj interface{}) { observe(obj) },
-		DeleteFunc: func(obj interface{}) {
-			klog.InfoS("The Node object was deleted from the API server; restart nodelet to register it again", "node", m.cfg.NodeName)
-			// Forget its UID: nothing may be owned by a Node that is gone (mirror pods would
-			// be garbage-collected as soon as they were created).
-			if gone := m.Node().DeepCopy(); gone != nil {
-				gone.UID = ""
-				m.setNode(gone, true)
-			}
-		},
-	})
-	if err != nil {
-		klog.ErrorS(err, "Unable to watch the Node; labels and taints others set are seen only at status updates", "node", m.cfg.NodeName)
-	}
-	factory.Start(ctx.Done())
-	return factory
+	// The typed client tells the reflector whether it can stream the initial list (a fake
+	// cannot), as the generated informers do.
+	_, informer := cache.NewInformerWithOptions(cache.InformerOptions{ObjectType: &v1.Node{},
+		ListerWatcher: cache.ToListWatcherWithWatchListSemantics(lw, m.deps.Client.Core),
+		Handler: cache.ResourceEventHandlerFuncs{
+			AddFunc:    observe,
+			UpdateFunc: func(_, obj interface{}) { observe(obj) },
+			DeleteFunc: func(obj interface{}) {
+				klog.InfoS("The Node object was deleted from the API server; restart nodelet to register it again", "node", m.cfg.NodeName)
+				// Forget its UID: nothing may be owned by a Node that is gone (mirror pods would
+				// be garbage-collected as soon as they were created).
+				if gone := m.Node().DeepCopy(); gone != nil {
+					gone.UID = ""
+					m.setNode(gone, true)
+				}
+			},
+		}})
+	informer.RunWithContext(ctx)
 }
 
 // observe gathers what the status setters need. It does the I/O.

@@ -8,8 +8,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	nodeutil "k8s.io/component-helpers/node/util"
 	"k8s.io/klog/v2"
 )
 
@@ -51,7 +49,7 @@ func (m *Manager) registerWithAPIServer(ctx context.Context) bool {
 // tryRegisterWithAPIServer is upstream's: create the Node; if it exists already (or creating
 // it is forbidden but it may exist), get it and reconcile it with the initial node.
 func (m *Manager) tryRegisterWithAPIServer(ctx context.Context, node *v1.Node) (*v1.Node, error) {
-	nodes := m.deps.Client.CoreV1().Nodes()
+	nodes := m.deps.Client.Core.Nodes()
 	created, err := nodes.Create(ctx, node, metav1.CreateOptions{})
 	if err == nil {
 		m.setNode(created, true)
@@ -71,7 +69,7 @@ func (m *Manager) tryRegisterWithAPIServer(ctx context.Context, node *v1.Node) (
 	klog.InfoS("Node was previously registered", "node", node.Name)
 	original := existing.DeepCopy()
 	if reconcileExistingNode(node, existing) {
-		updated, _, err := nodeutil.PatchNodeStatus(m.deps.Client.CoreV1(), types.NodeName(node.Name), original, existing)
+		updated, err := patchNodeStatus(ctx, m.deps.Client.Core, original, existing)
 		if err != nil {
 			return nil, fmt.Errorf("reconcile existing node %q: %w", node.Name, err)
 		}

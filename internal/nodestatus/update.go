@@ -9,8 +9,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-	nodeutil "k8s.io/component-helpers/node/util"
 	"k8s.io/klog/v2"
 )
 
@@ -65,7 +63,7 @@ func (m *Manager) tryUpdateNodeStatus(ctx context.Context, try int) error {
 	if try == 0 {
 		opts.ResourceVersion = "0"
 	}
-	original, err := m.deps.heartbeat().CoreV1().Nodes().Get(ctx, m.cfg.NodeName, opts)
+	original, err := m.deps.heartbeat().Core.Nodes().Get(ctx, m.cfg.NodeName, opts)
 	if apierrors.IsNotFound(err) {
 		return fmt.Errorf("error getting node %q: %w (the Node object was deleted; restart nodelet to register it again)", m.cfg.NodeName, err)
 	}
@@ -85,7 +83,7 @@ func (m *Manager) tryUpdateNodeStatus(ctx context.Context, try int) error {
 	} else {
 		m.reportDelay = 0
 	}
-	updated, _, err := nodeutil.PatchNodeStatus(m.deps.heartbeat().CoreV1(), types.NodeName(m.cfg.NodeName), original, node)
+	updated, err := patchNodeStatus(ctx, m.deps.heartbeat().Core, original, node)
 	if err != nil {
 		return err
 	}

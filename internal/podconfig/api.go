@@ -12,10 +12,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+
+	"github.com/nodelet/nodelet/internal/kubeclient"
 )
 
 // MirrorSink receives the mirror pods the API server holds for this node: the pods the node
@@ -27,7 +28,7 @@ type MirrorSink interface {
 
 // APIConfig configures the API server source.
 type APIConfig struct {
-	Client   kubernetes.Interface
+	Client   kubeclient.PodsGetter
 	NodeName string
 	Sink     Sink
 	Mirrors  MirrorSink
@@ -102,7 +103,7 @@ type apiSource struct {
 // listWatch lists and watches this node's pods in all namespaces through the typed client.
 func (s *apiSource) listWatch() *cache.ListWatch {
 	selector := fields.OneTermEqualSelector("spec.nodeName", s.cfg.NodeName).String()
-	pods := s.cfg.Client.CoreV1().Pods(metav1.NamespaceAll)
+	pods := s.cfg.Client.Pods(metav1.NamespaceAll)
 	return &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
 			opts.FieldSelector = selector

@@ -19,6 +19,8 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
+
+	"github.com/nodelet/nodelet/internal/fakekube"
 )
 
 // mirrorRecorder is a MirrorSink that keeps the last set.
@@ -81,7 +83,7 @@ func startAPISource(t *testing.T, client *fake.Clientset, synced func() bool) *a
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		if err := RunAPISource(ctx, APIConfig{Client: client, NodeName: "n1", Sink: h.mux, Mirrors: h.mirrors,
+		if err := RunAPISource(ctx, APIConfig{Client: fakekube.Core(client), NodeName: "n1", Sink: h.mux, Mirrors: h.mirrors,
 			Clock: clock.RealClock{}, NodeSynced: synced}); err != nil {
 			t.Errorf("RunAPISource: %v", err)
 		}
@@ -198,55 +200,44 @@ func TestAPISourceKeepsAPIPodsAsTheyAre(t *testing.T) {
 	})
 }
 
-// The outage test runs on real time: apimachinery's global error back-off (behind the
-// reflector's default error handler) remembers the wall clock, which a synctest bubble's clock
-// is far behind. The reflector retries after 0.8 s to 1.6 s.
+// The outage test runs in a synctest bubble: client-go waits out its re-list back-off on the
+// real clock, which is the bubble's. (apimachinery's global error rate limit, behind the
+// reflector's default error handler, may remember a wall-clock time far ahead of the bubble's
+// clock: its first wait in a bubble then moves the bubble's clock to that time, at once.)
 func TestAPISourceSurvivesOutages(t *testing.T) {
-	client := fake.NewClientset(apiPod("a", "ua"))
-	var failing atomic.Bool
-	failing.Store(true)
-	var lists atomic.Int32
-	client.PrependReactor("list", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
-		lists.Add(1)
-		if failing.Load() {
-			return true, nil, errors.New("connection refused")
-		}
-		return false, nil, nil
-	})
-	mux := NewMux(clock.RealClock{}, LogReporter{}, 50)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = RunAPISource(ctx, APIConfig{Client: client, NodeName: "n1", Sink: mux, Mirrors: &mirrorRecorder{}, Clock: clock.RealClock{}})
-	}()
-	defer func() { cancel(); <-done }()
+	synctest.Test(t, func(t *testing.T) {
+		client := fake.NewClientset(apiPod("a", "ua"))
+		var failing atomic.Bool
+		failing.Store(true)
+		listed := make(chan struct{}, 100)
+		client.PrependReactor("list", "pods", func(k8stesting.Action) (bool, runtime.Object, error) {
+			listed <- struct{}{}
+			if failing.Load() {
+				return true, nil, errors.New("connection refused")
+			}
+			return false, nil, nil
+		})
+		mux := NewMux(clock.RealClock{}, LogReporter{}, 50)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			_ = RunAPISource(ctx, APIConfig{Client: fakekube.Core(client), NodeName: "n1", Sink: mux, Mirrors: &mirrorRecorder{}, Clock: clock.RealClock{}})
+		}()
+		defer func() { cancel(); <-done }()
 
-	eventually(t, "the list is retried during the outage", func() bool { return lists.Load() >= 2 })
-	if got := drainUpdates(mux); len(got) != 0 || mux.SeenAllSources(APISource) {
-		t.Fatalf("updates during the outage: %v", got)
-	}
-	failing.Store(false)
-	var got []string
-	eventually(t, "the pods arrive once the API server answers", func() bool {
-		got = append(got, drainUpdates(mux)...)
-		return len(got) > 0
-	})
-	if strings.Join(got, " ") != "ADD:a" {
-		t.Fatalf("after the outage: %q, want ADD:a", got)
-	}
-}
-
-// eventually polls cond for up to 20 s of real time.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out: %s", what)
+		<-listed
+		<-listed // retried after the back-off
+		synctest.Wait()
+		if got := drainUpdates(mux); len(got) != 0 || mux.SeenAllSources(APISource) {
+			t.Fatalf("updates during the outage: %v", got)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		failing.Store(false)
+		u := <-mux.Updates() // once the API server answers
+		if got := append([]string{u.Op.String() + ":" + names(u.Pods)}, drainUpdates(mux)...); strings.Join(got, " ") != "ADD:a" {
+			t.Fatalf("after the outage: %q, want ADD:a", got)
+		}
+	})
 }
 
 func TestAPISourceWaitsForNodeSync(t *testing.T) {

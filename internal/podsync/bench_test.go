@@ -15,8 +15,8 @@ import (
 )
 
 // BenchmarkSyncPodSteady measures the status side of one sync of a running pod of three
-// containers whose runtime needs nothing (the runtime is a fake): the previous status read, the
-// probe results (twice), the generation and the status manager's SetPodStatus.
+// containers whose runtime needs nothing (the runtime is a fake): the probe results, the step
+// (one generation) and the status manager's SetPodStatus.
 func BenchmarkSyncPodSteady(b *testing.B) {
 	p := pod()
 	p.Spec.RestartPolicy = v1.RestartPolicyAlways
@@ -36,7 +36,7 @@ func BenchmarkSyncPodSteady(b *testing.B) {
 	pm.AddOrUpdate(p)
 	sm := statusmanager.New(pm)
 	rt := &fakeRuntime{}
-	s := New(Config{HostIPs: []string{"192.0.2.1"}}, rt, sm, &fakeProbes{}, clocktesting.NewFakeClock(time.Unix(100, 0)))
+	s := mustNew(b, Config{HostIPs: []string{"192.0.2.1"}}, Deps{Runtime: rt, Statuses: sm, Probes: &fakeProbes{}, Clock: clocktesting.NewFakeClock(time.Unix(100, 0))})
 	ctx := b.Context()
 	if terminal, err := s.SyncPod(ctx, 0, p, ps); terminal || err != nil {
 		b.Fatalf("first sync: terminal %v, err %v", terminal, err)

@@ -3,17 +3,14 @@ package podsync
 import (
 	"context"
 	"testing"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
-	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/nodelet/nodelet/internal/container"
-	"github.com/nodelet/nodelet/internal/podmanager"
-	"github.com/nodelet/nodelet/internal/runtime"
-	"github.com/nodelet/nodelet/internal/statusmanager"
+	"github.com/nodelet/nodelet/internal/kuberuntime"
+	"github.com/nodelet/nodelet/internal/podworkers"
 )
 
 // fakeAllocations allocates 1 cpu to container c and reports a resize in progress until told.
@@ -43,37 +40,30 @@ func (f *fakeAllocations) ResizeConditions(types.UID) []v1.PodCondition {
 }
 
 // The syncer runs and reports the allocated pod, shows the resize conditions, and after a
-// resize regenerates the status from a fresh view of the runtime.
+// resize stores, once, the status of a fresh view of the runtime.
 func TestSyncPodWithAllocations(t *testing.T) {
-	pm := podmanager.New()
-	p := pod()
-	p.Spec.RestartPolicy = v1.RestartPolicyAlways
-	pm.AddOrUpdate(p)
-	sm := statusmanager.New(pm)
+	f := newFixture(kuberuntime.SyncResult{Resized: true, ResizeErr: "no"})
 	fresh := running(container.StateRunning, 0)
 	fresh.ContainerStatuses[0].Resources = &container.Resources{CPURequest: resource.NewMilliQuantity(1000, resource.DecimalSI)}
-	rt := &fakeRuntime{result: runtime.SyncResult{Resized: true}, after: fresh}
+	f.rt.after = fresh
 	alloc := &fakeAllocations{inProgress: true}
-	s := New(Config{}, rt, sm, &fakeProbes{}, clocktesting.NewFakeClock(time.Unix(100, 0))).WithAllocations(alloc)
+	f.s.deps.Allocations = alloc
 
-	if _, err := s.SyncPod(context.Background(), 0, p, running(container.StateRunning, 0)); err != nil {
+	if _, err := f.s.SyncPod(context.Background(), podworkers.SyncPodSync, podOf(v1.RestartPolicyAlways), running(container.StateRunning, 0)); err != nil {
 		t.Fatal(err)
 	}
-	st, _ := sm.GetPodStatus("u")
-	var cond *v1.PodCondition
-	for i := range st.Conditions {
-		if st.Conditions[i].Type == v1.PodResizeInProgress {
-			cond = &st.Conditions[i]
-		}
+	if len(f.statuses.stored) != 1 {
+		t.Fatalf("stored %d statuses, want one", len(f.statuses.stored))
 	}
-	if cond == nil || cond.ObservedGeneration != 7 {
+	st := f.statuses.last(t)
+	if cond := condition(st, v1.PodResizeInProgress); cond == nil || cond.ObservedGeneration != 7 {
 		t.Errorf("conditions %+v, want PodResizeInProgress with its own generation", st.Conditions)
 	}
-	cs := st.ContainerStatuses[0]
+	cs := cstatus(t, st)
 	if !cs.AllocatedResources.Cpu().Equal(resource.MustParse("1")) || !cs.Resources.Requests.Cpu().Equal(resource.MustParse("1")) {
 		t.Errorf("container status %+v %+v: want the allocated and the freshly reported cpu", cs.AllocatedResources, cs.Resources)
 	}
-	if alloc.inits != 1 || len(alloc.errs) != 2 {
-		t.Errorf("InitActuated %d times, SyncInProgress %d times; want once before and after the runtime", alloc.inits, len(alloc.errs))
+	if alloc.inits != 1 || len(alloc.errs) != 2 || alloc.errs[1] != "no" {
+		t.Errorf("InitActuated %d times, SyncInProgress with %q; want once before and after the runtime, with the resize's error", alloc.inits, alloc.errs)
 	}
 }

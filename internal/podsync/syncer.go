@@ -13,29 +13,28 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/nodelet/nodelet/internal/container"
-	"github.com/nodelet/nodelet/internal/podconfig"
+	"github.com/nodelet/nodelet/internal/kuberuntime"
 	"github.com/nodelet/nodelet/internal/podworkers"
-	"github.com/nodelet/nodelet/internal/prober"
-	"github.com/nodelet/nodelet/internal/runtime"
-	"github.com/nodelet/nodelet/internal/status"
+	"github.com/nodelet/nodelet/internal/prober/probeview"
 )
 
 // Runtime is the runtime manager as the syncer uses it.
 type Runtime interface {
-	SyncPod(ctx context.Context, pod *v1.Pod, ps *container.PodStatus, probes runtime.ProbeView) runtime.SyncResult
+	SyncPod(ctx context.Context, pod *v1.Pod, ps *container.PodStatus, probes probeview.View) kuberuntime.SyncResult
 	KillPod(ctx context.Context, pod *v1.Pod, ps *container.PodStatus, override *int64) error
 	GetPodStatus(ctx context.Context, uid types.UID, name, namespace string) (*container.PodStatus, error)
 }
 
-// Statuses stores generated statuses.
+// Statuses stores the decided statuses (the status manager, which the API status sync, the
+// local API and the prober read). The syncer never reads its own output back from it: the
+// previous status is in the pod's State.
 type Statuses interface {
-	GetPodStatus(uid types.UID) (v1.PodStatus, bool)
 	SetPodStatus(pod *v1.Pod, st v1.PodStatus)
 }
 
 // Probes gives the prober's results for the pod's current containers (name → container ID).
 type Probes interface {
-	Results(pod *v1.Pod, currentIDs map[string]string) prober.Results
+	Results(pod *v1.Pod, currentIDs map[string]string) probeview.View
 }
 
 // Mirrors keeps the mirror pod of a static pod in the API server (the mirrorpods.Manager).
@@ -57,33 +56,66 @@ type Volumes interface {
 	TearDownVolumes(uid types.UID) error
 }
 
-// Config is the node facts status generation needs.
+// Config is the node's facts a step needs (Input.Node).
 type Config struct {
 	HostIPs     []string
 	RuntimeName string
 }
 
-// Syncer implements podworkers.Syncer.
+// Syncer implements podworkers.Syncer: it gathers a step's inputs, calls Step, and applies its
+// Output (the runtime, the mirror pod, the status store, the metric). Each pod's State lives
+// here between syncs; the pod worker serializes the calls for one pod.
 type Syncer struct {
-	cfg      Config
-	runtime  Runtime
-	statuses Statuses
-	probes   Probes
-	clock    clock.PassiveClock
-	mirrors  Mirrors // nil in standalone mode
-	metrics  StartMetrics
-	alloc    Allocations // nil: pods run with their spec's resources, never resized
-	volumes  Volumes     // nil: volumes stay until the pod is removed
+	cfg  Config
+	deps Deps
 
-	mu      sync.Mutex
-	waiting map[types.UID]map[string]status.WaitingReason // upstream's reason cache
+	mu     sync.Mutex
+	states map[types.UID]State
+}
+
+// Deps are the Syncer's collaborators.
+type Deps struct {
+	Runtime  Runtime
+	Statuses Statuses
+	Probes   Probes
+	Clock    clock.PassiveClock
+	// Mirrors keeps the mirror pods of static pods (cluster mode); nil in standalone mode.
+	Mirrors Mirrors
+	// Metrics records, for every pod that turns Running, the time since its source first
+	// delivered it (the config.seen annotation), as upstream. Optional.
+	Metrics StartMetrics
+	// Allocations makes the syncer run and report pods with their allocated resources, and
+	// resize them in place (internal/allocation); nil: pods run with their spec's resources,
+	// never resized.
+	Allocations Allocations
+	// Version gives the runtime's name, which prefixes container IDs (containerd://...), once
+	// the runtime answered; Config.RuntimeName stands in without it.
+	Version kuberuntime.Versioner
+	// Volumes makes SyncTerminatedPod release the pod's volumes, as upstream's volume manager
+	// does for a terminated pod: an evicted or finished pod's emptyDirs free their memory and
+	// disk before the pod is deleted. nil: volumes stay until the pod is removed.
+	Volumes Volumes
 }
 
 var _ podworkers.Syncer = (*Syncer)(nil)
 
-// New returns a Syncer.
-func New(cfg Config, rt Runtime, statuses Statuses, probes Probes, clk clock.PassiveClock) *Syncer {
-	return &Syncer{cfg: cfg, runtime: rt, statuses: statuses, probes: probes, clock: clk, waiting: map[types.UID]map[string]status.WaitingReason{}}
+// New returns a Syncer; Runtime, Statuses, Probes and Clock are required.
+func New(cfg Config, deps Deps) (*Syncer, error) {
+	if deps.Runtime == nil || deps.Statuses == nil || deps.Probes == nil || deps.Clock == nil {
+		return nil, errors.New("podsync: Runtime, Statuses, Probes and Clock are required")
+	}
+	return &Syncer{cfg: cfg, deps: deps, states: map[types.UID]State{}}, nil
+}
+
+// node is the node facts of a step: the runtime's name is known once the runtime answered.
+func (s *Syncer) node() Config {
+	n := s.cfg
+	if s.deps.Version != nil {
+		if name := s.deps.Version.Version().GetRuntimeName(); name != "" {
+			n.RuntimeName = name
+		}
+	}
+	return n
 }
 
 // StartMetrics records how long pods take to start (kubelet_pod_start_duration_seconds).
@@ -91,150 +123,100 @@ type StartMetrics interface {
 	ObservePodStart(d time.Duration)
 }
 
-// WithMetrics records, for every pod that turns Running, the time since its source first
-// delivered it (the config.seen annotation), as upstream.
-func (s *Syncer) WithMetrics(m StartMetrics) *Syncer {
-	s.metrics = m
-	return s
-}
-
-// WithAllocations makes the syncer run and report pods with their allocated resources, and
-// resize them in place (internal/allocation).
-func (s *Syncer) WithAllocations(a Allocations) *Syncer {
-	s.alloc = a
-	return s
-}
-
 // allocated is the pod with its allocated resources.
 func (s *Syncer) allocated(pod *v1.Pod) *v1.Pod {
-	if s.alloc == nil {
+	if s.deps.Allocations == nil {
 		return pod
 	}
-	return s.alloc.Apply(pod)
+	return s.deps.Allocations.Apply(pod)
 }
 
-// WithVolumes makes SyncTerminatedPod release the pod's volumes, as upstream's volume manager
-// does for a terminated pod: an evicted or finished pod's emptyDirs free their memory and disk
-// before the pod is deleted.
-func (s *Syncer) WithVolumes(v Volumes) *Syncer {
-	s.volumes = v
-	return s
-}
-
-// WithMirrors makes SyncPod keep the mirror pods of static pods (cluster mode).
-func (s *Syncer) WithMirrors(m Mirrors) *Syncer {
-	s.mirrors = m
-	return s
-}
-
-// probeResults are the prober's results for the containers the runtime runs now.
-func (s *Syncer) probeResults(pod *v1.Pod, ps *container.PodStatus) prober.Results {
-	current := map[string]string{}
-	if ps != nil {
-		for _, c := range ps.ContainerStatuses { // newest first
-			if _, seen := current[c.Name]; !seen {
-				current[c.Name] = c.ID
-			}
-		}
-	}
-	return s.probes.Results(pod, current)
-}
-
-func (s *Syncer) generate(pod *v1.Pod, ps *container.PodStatus, terminal bool) v1.PodStatus {
-	old, _ := s.statuses.GetPodStatus(pod.UID)
+// input gathers a step's inputs: the pod's State, the prober's results for the view's current
+// instances, the resize conditions, the time.
+func (s *Syncer) input(work podworkers.WorkType, pod *v1.Pod, ps *container.PodStatus, now time.Time) Input {
 	s.mu.Lock()
-	waiting := s.waiting[pod.UID]
+	prev := s.states[pod.UID]
 	s.mu.Unlock()
-	probes := s.probeResults(pod, ps)
-	var resize []v1.PodCondition
-	if s.alloc != nil {
-		resize = s.alloc.ResizeConditions(pod.UID)
+	in := Input{Work: work, Pod: pod, Runtime: ps, Probes: s.deps.Probes.Results(pod, currentIDs(ps)), Prev: prev, Now: now, Node: s.node()}
+	if s.deps.Allocations != nil {
+		in.ResizeConditions = s.deps.Allocations.ResizeConditions(pod.UID)
 	}
-	st := status.Generate(status.Input{Pod: pod, Runtime: ps, Old: old, Waiting: waiting, HostIPs: s.cfg.HostIPs,
-		Ready: probes.Ready, Started: probes.Started, ResizeConditions: resize,
-		PodIsTerminal: terminal, RuntimeName: s.cfg.RuntimeName, Now: s.clock.Now()})
-	s.observeStart(pod, old, st)
-	s.statuses.SetPodStatus(pod, st)
-	return st
+	return in
 }
 
-// observeStart records the pod's start duration when its phase goes from Pending (or unknown)
-// to Running, measured from the config.seen annotation.
-func (s *Syncer) observeStart(pod *v1.Pod, old, st v1.PodStatus) {
-	if s.metrics == nil || st.Phase != v1.PodRunning || (old.Phase != v1.PodPending && old.Phase != "") {
-		return
+// apply stores a step's status and keeps its next State.
+func (s *Syncer) apply(pod *v1.Pod, out Output) {
+	s.deps.Statuses.SetPodStatus(pod, out.Status)
+	s.mu.Lock()
+	s.states[pod.UID] = out.Next
+	s.mu.Unlock()
+	if out.StartObserved && s.deps.Metrics != nil {
+		s.deps.Metrics.ObservePodStart(out.StartDuration)
 	}
-	seen, err := time.Parse(time.RFC3339Nano, pod.Annotations[podconfig.ConfigFirstSeenAnnotationKey])
-	if err != nil {
-		return
-	}
-	s.metrics.ObservePodStart(s.clock.Since(seen))
 }
 
-// SyncPod records the pod's status, then (unless the pod has finished) makes sure a static pod
-// has its mirror pod and makes the runtime match the spec, in upstream's order. The waiting
-// reasons of this sync (CrashLoopBackOff, ImagePullBackOff...) show in the status the next sync
-// generates, as upstream's reason cache.
+// SyncPod decides the pod's status and, unless the pod has finished, makes sure a static pod
+// has its mirror pod and makes the runtime match the spec, in upstream's order. The status is
+// stored once, after the runtime acted: the waiting reasons of this sync (CrashLoopBackOff,
+// ImagePullBackOff...) and a resize's outcome show in it.
 func (s *Syncer) SyncPod(ctx context.Context, _ podworkers.UpdateType, pod *v1.Pod, ps *container.PodStatus) (bool, error) {
 	pod = s.allocated(pod)
-	if s.alloc != nil {
-		s.alloc.InitActuated(pod)
-		s.alloc.SyncInProgress(pod, ps, "")
+	if s.deps.Allocations != nil {
+		s.deps.Allocations.InitActuated(pod)
+		s.deps.Allocations.SyncInProgress(pod, ps, "")
 	}
-	st := s.generate(pod, ps, false)
-	if status.IsTerminal(st) {
-		klog.V(2).InfoS("Pod has finished", "pod", klog.KObj(pod), "phase", st.Phase)
+	in := s.input(podworkers.SyncPod, pod, ps, s.deps.Clock.Now())
+	out := Step(in)
+	if out.Finished {
+		klog.V(2).InfoS("Pod has finished", "pod", klog.KObj(pod), "phase", out.Status.Phase)
+		s.apply(pod, out)
 		return true, nil
 	}
-	s.syncMirror(ctx, pod)
-	probes := s.probeResults(pod, ps)
-	res := s.runtime.SyncPod(ctx, pod, ps, runtime.ProbeView{LivenessFailed: probes.LivenessFailed,
-		StartupSucceeded: probes.StartupSucceeded, StartupFailed: probes.StartupFailed})
-	s.mu.Lock()
-	s.waiting[pod.UID] = res.Waiting
-	s.mu.Unlock()
-	if s.alloc != nil && res.Resized {
+	if out.SyncMirror {
+		s.syncMirror(ctx, pod)
+	}
+	res := s.deps.Runtime.SyncPod(ctx, pod, ps, out.Runtime.Probes)
+	rep := Report{Waiting: res.Waiting}
+	if s.deps.Allocations != nil && res.Resized {
 		// A resize applied (or failed) in this sync shows now, not on the next one, with the
 		// resources the runtime reports after it. (The worker's next sync waits for a view
 		// newer than this one, so the cached view is refreshed then.)
-		if fresh, err := s.runtime.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace); err == nil {
-			ps = fresh
+		rep.Runtime = ps
+		if fresh, err := s.deps.Runtime.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace); err == nil {
+			rep.Runtime = fresh
 		}
-		s.alloc.SyncInProgress(pod, ps, res.ResizeErr)
+		s.deps.Allocations.SyncInProgress(pod, rep.Runtime, res.ResizeErr)
+		rep.ResizeConditions = s.deps.Allocations.ResizeConditions(pod.UID)
 	}
-	if len(res.Waiting) > 0 || res.Resized {
-		// Show the reasons now rather than on the next sync.
-		s.generate(pod, ps, false)
-	}
+	s.apply(pod, AfterRuntime(in, out, rep))
 	return false, res.Err
 }
 
-// syncMirror makes sure a static pod that is not being deleted has an up-to-date mirror pod. A
-// failure is logged and never fails the pod's sync: the pod runs whether or not the API server
-// shows it.
+// syncMirror makes sure a static pod has an up-to-date mirror pod. A failure is logged and
+// never fails the pod's sync: the pod runs whether or not the API server shows it.
 func (s *Syncer) syncMirror(ctx context.Context, pod *v1.Pod) {
-	if s.mirrors == nil || !podconfig.IsStaticPod(pod) || pod.DeletionTimestamp != nil {
+	if s.deps.Mirrors == nil {
 		return
 	}
-	if err := s.mirrors.Sync(ctx, pod); err != nil {
+	if err := s.deps.Mirrors.Sync(ctx, pod); err != nil {
 		klog.ErrorS(err, "Failed to create or update the mirror pod of a static pod; it runs anyway, and the next sync retries. Check that the API server is reachable and that the node is registered", "pod", klog.KObj(pod), "podUID", pod.UID)
 	}
 }
 
 // SyncTerminatingPod stops every container within the grace period, then records the status of
-// the stopped pod. A kill with a failure (an eviction) fails the pod's status first.
+// the stopped pod. A kill with a failure (an eviction) first records the pod as Failed, with
+// why, so that it shows while the containers stop (upstream's PodStatusFunc).
 func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *v1.Pod, ps *container.PodStatus, gracePeriod int64, failure podworkers.Failure) error {
 	pod = s.allocated(pod)
 	if failure.Reason != "" {
-		// As upstream's PodStatusFunc: the pod shows as failed, with why, while it stops.
-		st := s.generate(pod, ps, false)
-		status.Fail(&st, pod, failure.Reason, failure.Message, failure.DisruptionTarget, s.clock.Now())
-		s.statuses.SetPodStatus(pod, st)
+		in := s.input(podworkers.TerminatingPod, pod, ps, s.deps.Clock.Now())
+		in.Failure = failure
+		s.apply(pod, Step(in))
 	}
-	if err := s.runtime.KillPod(ctx, pod, ps, &gracePeriod); err != nil {
+	if err := s.deps.Runtime.KillPod(ctx, pod, ps, &gracePeriod); err != nil {
 		return err
 	}
-	after, err := s.runtime.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace)
+	after, err := s.deps.Runtime.GetPodStatus(ctx, pod.UID, pod.Name, pod.Namespace)
 	if err != nil {
 		return fmt.Errorf("status of pod %s after killing it: %w", klog.KObj(pod), err)
 	}
@@ -243,24 +225,23 @@ func (s *Syncer) SyncTerminatingPod(ctx context.Context, pod *v1.Pod, ps *contai
 			return errors.New("container " + c.Name + " of pod " + klog.KObj(pod).String() + " still runs after it was stopped")
 		}
 	}
-	s.generate(pod, after, false)
+	s.apply(pod, Step(s.input(podworkers.TerminatingPod, pod, after, s.deps.Clock.Now())))
 	return nil
 }
 
 // SyncTerminatedPod records the final status, with every container that did not end reported
-// as failed and a terminal phase (upstream's TerminatePod), and forgets the pod's waiting
-// reasons.
+// as failed and a terminal phase (upstream's TerminatePod), releases the pod's volumes, and
+// then forgets the pod's State (a failed release is retried with the State kept).
 func (s *Syncer) SyncTerminatedPod(_ context.Context, pod *v1.Pod, ps *container.PodStatus) error {
 	pod = s.allocated(pod)
-	final := status.Terminate(pod, s.generate(pod, ps, true), podconfig.IsStaticPod(pod))
-	s.statuses.SetPodStatus(pod, final)
-	if s.volumes != nil {
-		if err := s.volumes.TearDownVolumes(pod.UID); err != nil {
+	s.apply(pod, Step(s.input(podworkers.TerminatedPod, pod, ps, s.deps.Clock.Now())))
+	if s.deps.Volumes != nil {
+		if err := s.deps.Volumes.TearDownVolumes(pod.UID); err != nil {
 			return fmt.Errorf("release the volumes of terminated pod %s: %w", klog.KObj(pod), err)
 		}
 	}
 	s.mu.Lock()
-	delete(s.waiting, pod.UID)
+	delete(s.states, pod.UID)
 	s.mu.Unlock()
 	return nil
 }

@@ -4,39 +4,48 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"github.com/nodelet/nodelet/internal/container"
+	"github.com/nodelet/nodelet/internal/kuberuntime"
 	"github.com/nodelet/nodelet/internal/podconfig"
 	"github.com/nodelet/nodelet/internal/podmanager"
 	"github.com/nodelet/nodelet/internal/podworkers"
-	"github.com/nodelet/nodelet/internal/prober"
-	"github.com/nodelet/nodelet/internal/runtime"
+	"github.com/nodelet/nodelet/internal/prober/probeview"
 	"github.com/nodelet/nodelet/internal/status"
 	"github.com/nodelet/nodelet/internal/statusmanager"
 )
 
+// The syncer's side: it gathers a step's inputs, calls the runtime, stores each decided status
+// once, and keeps the pod's State itself (Statuses has no read method to read it back from).
+
 type fakeRuntime struct {
-	result     runtime.SyncResult
-	lastProbes runtime.ProbeView
+	result     kuberuntime.SyncResult
+	lastProbes probeview.View
 	synced     int
 	killed     []int64
 	after      *container.PodStatus
 	killErr    error
+	// storedAtSync is how many statuses were stored when the runtime was last synced.
+	storedAtSync int
+	statuses     *fakeStatuses
 }
 
 var _ Runtime = (*fakeRuntime)(nil)
 
-func (f *fakeRuntime) SyncPod(_ context.Context, _ *v1.Pod, _ *container.PodStatus, probes runtime.ProbeView) runtime.SyncResult {
+func (f *fakeRuntime) SyncPod(_ context.Context, _ *v1.Pod, _ *container.PodStatus, probes probeview.View) kuberuntime.SyncResult {
 	f.synced++
 	f.lastProbes = probes
+	if f.statuses != nil {
+		f.storedAtSync = len(f.statuses.stored)
+	}
 	return f.result
 }
 func (f *fakeRuntime) KillPod(_ context.Context, _ *v1.Pod, _ *container.PodStatus, g *int64) error {
@@ -47,112 +56,191 @@ func (f *fakeRuntime) GetPodStatus(context.Context, types.UID, string, string) (
 	return f.after, nil
 }
 
-// fakeProbes reports every container with a readiness probe as not ready, nothing else.
-type fakeProbes struct{ asked map[string]string }
+// fakeStatuses records every stored status.
+type fakeStatuses struct{ stored []v1.PodStatus }
+
+var _ Statuses = (*fakeStatuses)(nil)
+
+func (f *fakeStatuses) SetPodStatus(_ *v1.Pod, st v1.PodStatus) { f.stored = append(f.stored, st) }
+
+func (f *fakeStatuses) last(t *testing.T) v1.PodStatus {
+	t.Helper()
+	if len(f.stored) == 0 {
+		t.Fatal("no status stored")
+	}
+	return f.stored[len(f.stored)-1]
+}
+
+// fakeProbes reports container c's liveness probe as failed (unless view is set), and records
+// what it was asked.
+type fakeProbes struct {
+	asked []map[string]string
+	view  probeview.View
+}
 
 var _ Probes = (*fakeProbes)(nil)
 
-func (f *fakeProbes) Results(_ *v1.Pod, ids map[string]string) prober.Results {
-	f.asked = ids
-	return prober.Results{Ready: map[string]bool{}, LivenessFailed: map[string]bool{"c": true}}
+func (f *fakeProbes) Results(_ *v1.Pod, ids map[string]string) probeview.View {
+	f.asked = append(f.asked, ids)
+	if f.view.LivenessFailed == nil {
+		f.view = probeview.View{Ready: map[string]bool{}, LivenessFailed: map[string]bool{"c": true}}
+	}
+	return f.view
 }
 
-func pod() *v1.Pod {
-	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "default", UID: "u"},
-		Spec: v1.PodSpec{RestartPolicy: v1.RestartPolicyNever, Containers: []v1.Container{{Name: "c", Image: "busybox"}}}}
+type fixture struct {
+	rt       *fakeRuntime
+	statuses *fakeStatuses
+	probes   *fakeProbes
+	s        *Syncer
 }
 
-func running(state container.State, exit int) *container.PodStatus {
-	return &container.PodStatus{ID: "u", ContainerStatuses: []*container.Status{{ID: "1", Name: "c", State: state, ExitCode: exit,
-		StartedAt: time.Unix(10, 0), FinishedAt: time.Unix(20, 0)}}}
+func newFixture(result kuberuntime.SyncResult) *fixture {
+	st := &fakeStatuses{}
+	f := &fixture{rt: &fakeRuntime{result: result, statuses: st}, statuses: st, probes: &fakeProbes{}}
+	f.s = mustNew(nil, Config{HostIPs: []string{"192.0.2.1"}}, Deps{Runtime: f.rt, Statuses: st, Probes: f.probes, Clock: clocktesting.NewFakeClock(t0)})
+	return f
 }
 
-func TestSyncPod(t *testing.T) {
+// SyncPod stores one status per sync, after the runtime acted; the runtime gets the prober's
+// view as the prober gave it; a finished pod is not synced with the runtime.
+func TestSyncPodApplies(t *testing.T) {
+	pullErr := kuberuntime.SyncResult{Waiting: waitingFor(kuberuntime.ReasonErrImagePull, "no such image"), Err: errors.New("pull failed")}
+	for _, tc := range []struct {
+		name     string
+		pod      *v1.Pod
+		ps       *container.PodStatus
+		result   kuberuntime.SyncResult
+		terminal bool
+		wantErr  bool
+		synced   int
+		check    func(t *testing.T, st v1.PodStatus)
+	}{
+		{name: "a waiting reason shows in the status stored by the same sync", pod: podOf(v1.RestartPolicyNever), ps: &container.PodStatus{ID: "u"},
+			result: pullErr, wantErr: true, synced: 1,
+			check: func(t *testing.T, st v1.PodStatus) {
+				wantWaiting(t, st, kuberuntime.ReasonErrImagePull, "no such image")
+				if st.HostIP != "192.0.2.1" || st.Phase != v1.PodPending {
+					t.Errorf("hostIP %q phase %s", st.HostIP, st.Phase)
+				}
+			}},
+		{name: "a running pod", pod: podOf(v1.RestartPolicyAlways), ps: inSandbox(instance("1", container.StateRunning, 0, 10)), synced: 1,
+			check: func(t *testing.T, st v1.PodStatus) { wantPhase(t, st, v1.PodRunning, "") }},
+		{name: "a finished pod: stored, the runtime not synced", pod: podOf(v1.RestartPolicyNever), ps: running(container.StateExited, 3),
+			result: pullErr, terminal: true,
+			check: func(t *testing.T, st v1.PodStatus) { wantPhase(t, st, v1.PodFailed, "") }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(tc.result)
+			terminal, err := f.s.SyncPod(context.Background(), podworkers.SyncPodSync, tc.pod, tc.ps)
+			if terminal != tc.terminal || (err != nil) != tc.wantErr || f.rt.synced != tc.synced {
+				t.Fatalf("terminal %v err %v synced %d; want %v, an error: %v, synced %d", terminal, err, f.rt.synced, tc.terminal, tc.wantErr, tc.synced)
+			}
+			if len(f.statuses.stored) != 1 || f.rt.storedAtSync != 0 {
+				t.Errorf("stored %d statuses (%d before the runtime), want one, after it", len(f.statuses.stored), f.rt.storedAtSync)
+			}
+			if len(f.probes.asked) != 1 || !reflect.DeepEqual(f.probes.asked[0], currentIDs(tc.ps)) {
+				t.Errorf("asked the prober %v, want once about %v", f.probes.asked, currentIDs(tc.ps))
+			}
+			if tc.synced > 0 && !reflect.DeepEqual(f.rt.lastProbes, f.probes.view) {
+				t.Errorf("the runtime got %+v, want the prober's %+v", f.rt.lastProbes, f.probes.view)
+			}
+			tc.check(t, f.statuses.last(t))
+		})
+	}
+}
+
+// The pod's State goes from one sync to the next in the syncer: the reasons of the last sync
+// still show before the runtime reports again, and the status manager is only written.
+func TestSyncPodKeepsTheStateBetweenSyncs(t *testing.T) {
+	f := newFixture(kuberuntime.SyncResult{Waiting: waitingFor(kuberuntime.ReasonImagePullBackOff, "back-off")})
+	p := podOf(v1.RestartPolicyAlways)
+	ps := &container.PodStatus{ID: "u"}
+	for range 2 {
+		if _, err := f.s.SyncPod(context.Background(), podworkers.SyncPodSync, p, ps); err != nil {
+			t.Fatal(err)
+		}
+		wantWaiting(t, f.statuses.last(t), kuberuntime.ReasonImagePullBackOff, "back-off")
+	}
+	if got := f.s.states["u"].Waiting; !sameWaiting(got, waitingFor(kuberuntime.ReasonImagePullBackOff, "back-off")) {
+		t.Errorf("state's reasons %v", got)
+	}
+	f.rt.result = kuberuntime.SyncResult{}
+	if _, err := f.s.SyncPod(context.Background(), podworkers.SyncPodSync, p, ps); err != nil {
+		t.Fatal(err)
+	}
+	wantWaiting(t, f.statuses.last(t), status.ReasonContainerCreating, "")
+	if len(f.statuses.stored) != 3 {
+		t.Errorf("stored %d statuses in 3 syncs", len(f.statuses.stored))
+	}
+}
+
+// The real status manager accepts what the syncer stores and serves it to its readers.
+func TestSyncPodStoresInTheStatusManager(t *testing.T) {
 	pm := podmanager.New()
-	p := pod()
+	p := podOf(v1.RestartPolicyAlways)
 	pm.AddOrUpdate(p)
 	sm := statusmanager.New(pm)
-	rt := &fakeRuntime{result: runtime.SyncResult{Waiting: map[string]status.WaitingReason{"c": {Reason: "ErrImagePull", Message: "no such image"}}, Err: errors.New("pull failed")}}
-	probes := &fakeProbes{}
-	s := New(Config{HostIPs: []string{"192.0.2.1"}}, rt, sm, probes, clocktesting.NewFakeClock(time.Unix(100, 0)))
-
-	terminal, err := s.SyncPod(context.Background(), 0, p, &container.PodStatus{ID: "u"})
-	if terminal || err == nil || rt.synced != 1 {
-		t.Fatalf("first sync: terminal %v err %v synced %d", terminal, err, rt.synced)
+	s := mustNew(t, Config{}, Deps{Runtime: &fakeRuntime{result: kuberuntime.SyncResult{Waiting: waitingFor(kuberuntime.ReasonCrashLoopBackOff, "back-off")}}, Statuses: sm, Probes: &fakeProbes{}, Clock: clocktesting.NewFakeClock(t0)})
+	if _, err := s.SyncPod(context.Background(), podworkers.SyncPodSync, p, inSandbox(instance("1", container.StateExited, 1, 10))); err != nil {
+		t.Fatal(err)
 	}
-	st, _ := sm.GetPodStatus("u")
-	if w := st.ContainerStatuses[0].State.Waiting; w == nil || w.Reason != "ErrImagePull" || w.Message != "no such image" {
-		t.Fatalf("the waiting reason of the sync is not in the status: %+v", st.ContainerStatuses[0].State)
+	got := sm.Pods()
+	if len(got) != 1 || got[0].Status.Phase != v1.PodRunning {
+		t.Fatalf("status manager's pods: %+v", got)
 	}
-	if st.HostIP != "192.0.2.1" || st.Phase != v1.PodPending {
-		t.Errorf("status: hostIP %q phase %s", st.HostIP, st.Phase)
-	}
-	if got := sm.Pods(); len(got) != 1 || got[0].Status.Phase != v1.PodPending {
-		t.Errorf("status manager's pods: %+v", got)
-	}
-
-	if !rt.lastProbes.LivenessFailed["c"] {
-		t.Error("the prober's liveness result did not reach the runtime")
-	}
-	rt.result = runtime.SyncResult{}
-	terminal, err = s.SyncPod(context.Background(), 0, p, running(container.StateExited, 3))
-	if probes.asked["c"] != "1" {
-		t.Errorf("asked the prober about %v, want the current container 1", probes.asked)
-	}
-	if !terminal || err != nil || rt.synced != 1 {
-		t.Fatalf("a finished pod: terminal %v err %v, and the runtime must not be synced (synced %d)", terminal, err, rt.synced)
-	}
-	st, _ = sm.GetPodStatus("u")
-	if st.Phase != v1.PodFailed {
-		t.Errorf("phase %s, want Failed", st.Phase)
-	}
+	wantWaiting(t, got[0].Status, kuberuntime.ReasonCrashLoopBackOff, "back-off")
 }
 
 func TestSyncTerminatingPod(t *testing.T) {
-	pm := podmanager.New()
-	p := pod()
-	p.Spec.RestartPolicy = v1.RestartPolicyAlways
-	sm := statusmanager.New(pm)
-	rt := &fakeRuntime{after: running(container.StateRunning, 0)}
-	s := New(Config{}, rt, sm, &fakeProbes{}, clocktesting.NewFakeClock(time.Unix(100, 0)))
-	if err := s.SyncTerminatingPod(context.Background(), p, running(container.StateRunning, 0), 7, podworkers.Failure{}); err == nil {
+	f := newFixture(kuberuntime.SyncResult{})
+	p := podOf(v1.RestartPolicyAlways)
+	f.rt.after = running(container.StateRunning, 0)
+	if err := f.s.SyncTerminatingPod(context.Background(), p, running(container.StateRunning, 0), 7, podworkers.Failure{}); err == nil {
 		t.Fatal("a container still running after the kill must be an error, so the worker retries")
 	}
-	if len(rt.killed) != 1 || rt.killed[0] != 7 {
-		t.Fatalf("KillPod grace %v, want [7]", rt.killed)
+	if len(f.rt.killed) != 1 || f.rt.killed[0] != 7 || len(f.statuses.stored) != 0 {
+		t.Fatalf("KillPod grace %v, want [7]; stored %d, want none", f.rt.killed, len(f.statuses.stored))
 	}
-	rt.after = running(container.StateExited, 137)
-	if err := s.SyncTerminatingPod(context.Background(), p, running(container.StateRunning, 0), 7, podworkers.Failure{}); err != nil {
+	f.rt.after = running(container.StateExited, 137)
+	if err := f.s.SyncTerminatingPod(context.Background(), p, running(container.StateRunning, 0), 7, podworkers.Failure{}); err != nil {
 		t.Fatal(err)
 	}
-	st, _ := sm.GetPodStatus("u")
-	if term := st.ContainerStatuses[0].State.Terminated; term == nil || term.ExitCode != 137 {
-		t.Errorf("final container state %+v", st.ContainerStatuses[0].State)
+	if len(f.statuses.stored) != 1 {
+		t.Errorf("stored %d statuses, want one", len(f.statuses.stored))
 	}
-	if err := s.SyncTerminatedPod(context.Background(), p, rt.after); err != nil {
+	if term := cstatus(t, f.statuses.last(t)).State.Terminated; term == nil || term.ExitCode != 137 {
+		t.Errorf("final container state %+v", cstatus(t, f.statuses.last(t)).State)
+	}
+	if err := f.s.SyncTerminatedPod(context.Background(), p, f.rt.after); err != nil {
 		t.Fatal(err)
 	}
-	if st, _ := sm.GetPodStatus("u"); st.Phase != v1.PodFailed {
-		t.Errorf("terminated pod (restartPolicy Always, killed) phase %s, want Failed", st.Phase)
+	wantPhase(t, f.statuses.last(t), v1.PodFailed, "")
+	if len(f.statuses.stored) != 2 || len(f.s.states) != 0 {
+		t.Errorf("stored %d statuses, want 2; states left %v", len(f.statuses.stored), f.s.states)
 	}
 }
 
-// A pod deleted before its container ever started (its image cannot be pulled) still ends in a
-// terminal phase, so the API server is told it may forget the pod.
-func TestSyncTerminatedPodNeverStarted(t *testing.T) {
-	sm := statusmanager.New(podmanager.New())
-	p := pod()
-	p.Spec.RestartPolicy = v1.RestartPolicyAlways
-	s := New(Config{}, &fakeRuntime{}, sm, &fakeProbes{}, clocktesting.NewFakeClock(time.Unix(100, 0)))
-	if err := s.SyncTerminatedPod(context.Background(), p, &container.PodStatus{ID: "u"}); err != nil {
+// A kill with a failure (an eviction) stores the Failed status before the kill, so that it
+// shows while the pod stops, and the stopped pod's status after it, still Failed.
+func TestSyncTerminatingPodFailure(t *testing.T) {
+	f := newFixture(kuberuntime.SyncResult{})
+	f.rt.after = running(container.StateExited, 137)
+	failure := podworkers.Failure{Reason: "Evicted", Message: "The node was low on resource: memory. ", DisruptionTarget: true}
+	if err := f.s.SyncTerminatingPod(context.Background(), pod(), running(container.StateRunning, 0), 1, failure); err != nil {
 		t.Fatal(err)
 	}
-	st, _ := sm.GetPodStatus("u")
-	if st.Phase != v1.PodFailed {
-		t.Errorf("phase %s, want Failed", st.Phase)
+	if len(f.statuses.stored) != 2 {
+		t.Fatalf("stored %d statuses, want before and after the kill", len(f.statuses.stored))
 	}
-	if term := st.ContainerStatuses[0].State.Terminated; term == nil || term.Reason != status.ReasonContainerStatusUnknown || term.ExitCode != 137 {
-		t.Errorf("container state %+v, want terminated ContainerStatusUnknown 137", st.ContainerStatuses[0].State)
+	for i, st := range f.statuses.stored {
+		wantPhase(t, st, v1.PodFailed, "Evicted")
+		if dt := condition(st, v1.DisruptionTarget); dt == nil || dt.Status != v1.ConditionTrue || dt.Message != failure.Message {
+			t.Errorf("status %d: DisruptionTarget %+v", i, dt)
+		}
+	}
+	if cstatus(t, f.statuses.stored[0]).State.Running == nil || cstatus(t, f.statuses.stored[1]).State.Terminated == nil {
+		t.Errorf("container states %+v then %+v, want running then terminated", cstatus(t, f.statuses.stored[0]).State, cstatus(t, f.statuses.stored[1]).State)
 	}
 }
 
@@ -169,49 +257,25 @@ func (f *fakeVolumes) TearDownVolumes(uid types.UID) error {
 }
 
 // A terminated pod's volumes are released (an evicted pod's emptyDir frees its memory and disk
-// at once, as upstream); a failure is retried with the pod's final status already recorded.
+// at once, as upstream); a failure is retried with the pod's final status already recorded and
+// its State kept, which is forgotten once the release succeeds.
 func TestSyncTerminatedPodReleasesVolumes(t *testing.T) {
-	sm := statusmanager.New(podmanager.New())
+	f := newFixture(kuberuntime.SyncResult{})
 	vols := &fakeVolumes{err: errors.New("device busy")}
-	s := New(Config{}, &fakeRuntime{}, sm, &fakeProbes{}, clocktesting.NewFakeClock(time.Unix(100, 0))).WithVolumes(vols)
-	if err := s.SyncTerminatedPod(context.Background(), pod(), &container.PodStatus{ID: "u"}); err == nil || !strings.Contains(err.Error(), "device busy") {
+	f.s.deps.Volumes = vols
+	if err := f.s.SyncTerminatedPod(context.Background(), pod(), &container.PodStatus{ID: "u"}); err == nil || !strings.Contains(err.Error(), "device busy") {
 		t.Fatalf("err = %v, want the teardown's", err)
 	}
-	if st, _ := sm.GetPodStatus("u"); st.Phase != v1.PodFailed {
-		t.Errorf("final status not recorded before the teardown: %s", st.Phase)
+	wantPhase(t, f.statuses.last(t), v1.PodFailed, "")
+	if _, kept := f.s.states["u"]; !kept {
+		t.Error("the state was forgotten before the pod was done with")
 	}
 	vols.err = nil
-	if err := s.SyncTerminatedPod(context.Background(), pod(), &container.PodStatus{ID: "u"}); err != nil {
+	if err := f.s.SyncTerminatedPod(context.Background(), pod(), &container.PodStatus{ID: "u"}); err != nil {
 		t.Fatal(err)
 	}
-	if len(vols.tornDown) != 2 || vols.tornDown[1] != "u" {
-		t.Errorf("torn down %v", vols.tornDown)
-	}
-}
-
-// A kill with a failure (an eviction) shows the pod Failed with the reason, message and
-// DisruptionTarget condition while it stops.
-func TestSyncTerminatingPodFailure(t *testing.T) {
-	sm := statusmanager.New(podmanager.New())
-	p := pod()
-	rt := &fakeRuntime{after: running(container.StateExited, 137)}
-	s := New(Config{}, rt, sm, &fakeProbes{}, clocktesting.NewFakeClock(time.Unix(100, 0)))
-	if err := s.SyncTerminatingPod(context.Background(), p, running(container.StateRunning, 0), 1,
-		podworkers.Failure{Reason: "Evicted", Message: "The node was low on resource: memory. ", DisruptionTarget: true}); err != nil {
-		t.Fatal(err)
-	}
-	st, _ := sm.GetPodStatus("u")
-	if st.Phase != v1.PodFailed || st.Reason != "Evicted" || st.Message != "The node was low on resource: memory. " {
-		t.Errorf("status %s %q %q", st.Phase, st.Reason, st.Message)
-	}
-	var dt *v1.PodCondition
-	for i := range st.Conditions {
-		if st.Conditions[i].Type == v1.DisruptionTarget {
-			dt = &st.Conditions[i]
-		}
-	}
-	if dt == nil || dt.Status != v1.ConditionTrue || dt.Reason != v1.PodReasonTerminationByKubelet || dt.Message != st.Message {
-		t.Errorf("DisruptionTarget %+v", dt)
+	if len(vols.tornDown) != 2 || vols.tornDown[1] != "u" || len(f.s.states) != 0 {
+		t.Errorf("torn down %v, states %v", vols.tornDown, f.s.states)
 	}
 }
 
@@ -229,35 +293,24 @@ func (f *fakeMirrors) Sync(_ context.Context, static *v1.Pod) error {
 	return f.err
 }
 
+// The mirror pod is synced before the runtime when the step says so; its failure does not fail
+// the pod's sync.
 func TestSyncPodKeepsTheMirrorPodOfStaticPods(t *testing.T) {
-	withSource := func(source string, mods ...func(*v1.Pod)) *v1.Pod {
-		p := pod()
-		p.Spec.RestartPolicy = v1.RestartPolicyAlways
-		p.Annotations = map[string]string{podconfig.ConfigSourceAnnotationKey: source}
-		for _, m := range mods {
-			m(p)
-		}
-		return p
-	}
-	deleting := func(p *v1.Pod) { now := metav1.NewTime(time.Unix(50, 0)); p.DeletionTimestamp = &now }
 	for _, tc := range []struct {
 		name string
 		pod  *v1.Pod
 		ps   *container.PodStatus
 		want string
 	}{
-		{"static pod: before the runtime sync", withSource(podconfig.FileSource), &container.PodStatus{ID: "u"}, "[p@0]"},
-		{"pod from the API server", withSource(podconfig.APISource), &container.PodStatus{ID: "u"}, "[]"},
-		{"static pod being deleted", withSource(podconfig.HTTPSource, deleting), &container.PodStatus{ID: "u"}, "[]"},
-		{"finished static pod", withSource(podconfig.FileSource, func(p *v1.Pod) { p.Spec.RestartPolicy = v1.RestartPolicyNever }),
-			running(container.StateExited, 0), "[]"},
+		{"static pod: before the runtime sync", podOf(v1.RestartPolicyAlways, fromSource(podconfig.FileSource)), &container.PodStatus{ID: "u"}, "[p@0]"},
+		{"pod from the API server", podOf(v1.RestartPolicyAlways, fromSource(podconfig.APISource)), &container.PodStatus{ID: "u"}, "[]"},
+		{"finished static pod", podOf(v1.RestartPolicyNever, fromSource(podconfig.FileSource)), running(container.StateExited, 0), "[]"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rt := &fakeRuntime{}
-			mirrors := &fakeMirrors{rt: rt, err: errors.New("forbidden")}
-			s := New(Config{}, rt, statusmanager.New(podmanager.New()), &fakeProbes{}, clocktesting.NewFakeClock(time.Unix(100, 0))).WithMirrors(mirrors)
-			_, err := s.SyncPod(context.Background(), 0, tc.pod, tc.ps)
-			if err != nil {
+			f := newFixture(kuberuntime.SyncResult{})
+			mirrors := &fakeMirrors{rt: f.rt, err: errors.New("forbidden")}
+			f.s.deps.Mirrors = mirrors
+			if _, err := f.s.SyncPod(context.Background(), podworkers.SyncPodSync, tc.pod, tc.ps); err != nil {
 				t.Fatalf("a mirror pod failure failed the pod's sync: %v", err)
 			}
 			if got := fmt.Sprint(mirrors.synced); got != tc.want {
@@ -273,30 +326,36 @@ var _ StartMetrics = (*fakeStartMetrics)(nil)
 
 func (f *fakeStartMetrics) ObservePodStart(d time.Duration) { f.observed = append(f.observed, d) }
 
-// kubelet_pod_start_duration_seconds: observed once, when the pod turns Running, from the time
-// its source first delivered it.
+// kubelet_pod_start_duration_seconds: observed once, when the pod turns Running.
 func TestPodStartDurationObservedOnceWhenRunning(t *testing.T) {
-	pm := podmanager.New()
-	p := pod()
-	p.Spec.RestartPolicy = v1.RestartPolicyAlways
-	p.Annotations = map[string]string{podconfig.ConfigFirstSeenAnnotationKey: time.Unix(97, 500_000_000).Format(time.RFC3339Nano)}
-	pm.AddOrUpdate(p)
-	sm := statusmanager.New(pm)
+	f := newFixture(kuberuntime.SyncResult{})
 	m := &fakeStartMetrics{}
-	s := New(Config{}, &fakeRuntime{}, sm, &fakeProbes{}, clocktesting.NewFakeClock(time.Unix(100, 0))).WithMetrics(m)
-
-	if _, err := s.SyncPod(context.Background(), 0, p, &container.PodStatus{ID: "u"}); err != nil {
+	f.s.deps.Metrics = m
+	p := podOf(v1.RestartPolicyAlways, seenAt(time.Unix(97, 500_000_000)))
+	if _, err := f.s.SyncPod(context.Background(), podworkers.SyncPodSync, p, &container.PodStatus{ID: "u"}); err != nil {
 		t.Fatal(err)
 	}
 	if len(m.observed) != 0 {
 		t.Fatalf("a pending pod was observed: %v", m.observed)
 	}
 	for range 2 {
-		if _, err := s.SyncPod(context.Background(), 0, p, running(container.StateRunning, 0)); err != nil {
+		if _, err := f.s.SyncPod(context.Background(), podworkers.SyncPodSync, p, running(container.StateRunning, 0)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if len(m.observed) != 1 || m.observed[0] != 2500*time.Millisecond {
 		t.Errorf("observed %v, want one 2.5s", m.observed)
 	}
+}
+
+// mustNew is New for tests; a nil t panics on an error.
+func mustNew(t testing.TB, cfg Config, deps Deps) *Syncer {
+	s, err := New(cfg, deps)
+	if err != nil {
+		if t == nil {
+			panic(err)
+		}
+		t.Fatal(err)
+	}
+	return s
 }

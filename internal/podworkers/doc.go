@@ -11,7 +11,9 @@
 // SyncTerminatingPod succeeds the pod is terminated, SyncTerminatedPod runs, and the worker is
 // finished: it ignores further updates until SyncKnownPods (housekeeping) forgets the UID,
 // which it does when the pod is no longer desired or was re-created with the same UID.
-// SyncKnownPods also drives pods that are no longer desired to termination.
+// SyncKnownPods also drives pods that are no longer desired to termination. When a worker
+// finishes, its pod's UID is sent on Deps.Finished, so that the sync loop can have what the pod
+// left in the runtime removed at once instead of at the next housekeeping.
 //
 // Each sync waits (Cache.GetNewerThan) for a runtime view newer than the clock reading taken
 // just before the previous call to the Syncer, so a worker never acts on a view older than its

@@ -206,7 +206,7 @@ type harness struct {
 func newHarness(jitter float64) *harness {
 	h := &harness{syncer: newFakeSyncer(), cache: &fakeCache{}, requeuer: &fakeRequeuer{},
 		clock: clocktesting.NewFakeClock(t0)}
-	h.pw = New(Config{Clock: h.clock, ResyncInterval: time.Minute, BackOffPeriod: 10 * time.Second, JitterFactor: jitter},
+	h.pw = mustNew(Config{Clock: h.clock, ResyncInterval: time.Minute, BackOffPeriod: 10 * time.Second, JitterFactor: jitter},
 		Deps{Syncer: h.syncer, Cache: h.cache, Requeuer: h.requeuer, Metrics: &h.metrics})
 	return h
 }
@@ -229,4 +229,13 @@ func (f *fakeMetrics) observed() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]string(nil), f.ops...)
+}
+
+// mustNew is New with dependencies known to be complete.
+func mustNew(cfg Config, deps Deps) *PodWorkers {
+	pw, err := New(cfg, deps)
+	if err != nil {
+		panic(err)
+	}
+	return pw
 }

@@ -2,6 +2,7 @@ package podworkers
 
 import (
 	"context"
+	"errors"
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
@@ -19,7 +20,8 @@ type PodWorkers struct {
 	syncer   Syncer
 	cache    Cache
 	requeuer Requeuer
-	metrics  Metrics // nil: no metrics
+	metrics  Metrics          // nil: no metrics
+	finished chan<- types.UID // nil: nobody listens
 
 	// ctx is the parent of every sync's context; cancelled by Stop.
 	ctx    context.Context
@@ -45,11 +47,11 @@ type worker struct {
 	cancelSync context.CancelFunc
 }
 
-// New returns pod workers with cfg's timing (zero fields take their defaults). It panics if a
-// dependency is missing.
-func New(cfg Config, deps Deps) *PodWorkers {
+// New returns pod workers with cfg's timing (zero fields take their defaults); Syncer, Cache
+// and Requeuer are required.
+func New(cfg Config, deps Deps) (*PodWorkers, error) {
 	if deps.Syncer == nil || deps.Cache == nil || deps.Requeuer == nil {
-		panic("podworkers: Syncer, Cache and Requeuer are required")
+		return nil, errors.New("podworkers: Syncer, Cache and Requeuer are required")
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
@@ -69,10 +71,11 @@ func New(cfg Config, deps Deps) *PodWorkers {
 		cache:    deps.Cache,
 		requeuer: deps.Requeuer,
 		metrics:  deps.Metrics,
+		finished: deps.Finished,
 		ctx:      ctx,
 		cancel:   cancel,
 		workers:  map[types.UID]*worker{},
-	}
+	}, nil
 }
 
 // Stop cancels every sync in flight, waits for all pod worker goroutines to end and makes later

@@ -149,6 +149,11 @@ type Deps struct {
 	Requeuer Requeuer
 	// Metrics, if set, times each sync (kubelet_pod_worker_duration_seconds).
 	Metrics Metrics
+	// Finished, if set, receives the UID of each pod whose worker has finished with it
+	// (SyncTerminatedPod succeeded): what the pod left in the runtime may be removed at once,
+	// rather than at the next housekeeping. The worker's goroutine blocks on the send until it
+	// is received or Stop is called, so the receiver must keep reading (the sync loop does).
+	Finished chan<- types.UID
 }
 
 // Metrics times pod syncs; operation is upstream's label: the update type (create, update,

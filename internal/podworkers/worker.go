@@ -138,5 +138,20 @@ func (p *PodWorkers) finish(uid types.UID, w *worker, work podWork, isTerminal b
 		}
 		p.requeuer.Enqueue(uid, after)
 	}
+	if o.exit && !stopping {
+		p.notifyFinished(uid)
+	}
 	return o.exit
+}
+
+// notifyFinished tells Deps.Finished that the worker is done with the pod. It blocks until the
+// UID is received or the pod workers stop.
+func (p *PodWorkers) notifyFinished(uid types.UID) {
+	if p.finished == nil {
+		return
+	}
+	select {
+	case p.finished <- uid:
+	case <-p.ctx.Done():
+	}
 }

@@ -48,7 +48,7 @@ func BenchmarkTick(b *testing.B) {
 	}
 }
 
-// BenchmarkResults measures the probe results the pod syncer asks for on every sync (twice):
+// BenchmarkResults measures the probe results the pod syncer asks for on every sync (once):
 // a pod with three containers with two probes each.
 func BenchmarkResults(b *testing.B) {
 	pod, _ := benchProbedPod()

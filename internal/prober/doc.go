@@ -30,8 +30,9 @@
 // insecure connection. timeoutSeconds bounds each.
 //
 // Results(pod, currentIDs) exposes, by container name, what the workers hold for the current
-// instances only (the status generator's Ready/Started, the runtime's ProbeView); Updates
-// delivers a pod's UID after one of its results changed.
+// instances only, as a probeview.View: the one type the pod syncer passes, unchanged, to the
+// status generator (ready, started) and to the runtime's plan (liveness and startup kills,
+// sidecar gating). Updates delivers a pod's UID after one of its results changed.
 //
 // Where nodelet differs from upstream, on purpose:
 //   - A new container instance also resets the consecutive-result counters (upstream keeps

@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
+
+	"github.com/nodelet/nodelet/internal/prober/probeview"
 )
 
 // The worker tests run in a synctest bubble on a fake clock: after clock.Step, synctest.Wait
@@ -159,7 +161,7 @@ func (f *fixture) updates() int {
 	}
 }
 
-func (f *fixture) results(pod *v1.Pod, ids map[string]string) Results {
+func (f *fixture) results(pod *v1.Pod, ids map[string]string) probeview.View {
 	return f.m.results(pod, ids, false)
 }
 

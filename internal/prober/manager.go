@@ -11,6 +11,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/nodelet/nodelet/internal/prober/probeview"
 	"github.com/nodelet/nodelet/internal/status"
 )
 
@@ -56,20 +57,6 @@ type Deps struct {
 type Metrics interface {
 	ObserveProbe(probeType string, pod *v1.Pod, container, result string, d time.Duration)
 	ForgetProbe(probeType string, pod *v1.Pod, container string)
-}
-
-// Results are the probe results of a pod's current container instances, by container name.
-// A name is present in a map when its worker holds a result for the instance.
-type Results struct {
-	// Ready: the readiness probe succeeded (false while it has not, or has failed).
-	Ready map[string]bool
-	// Started: the startup probe succeeded (false while it runs or after it failed).
-	Started map[string]bool
-	// LivenessFailed: the liveness probe reached its failure threshold.
-	LivenessFailed map[string]bool
-	// StartupSucceeded and StartupFailed: the startup probe decided; neither is true while it
-	// is still in progress.
-	StartupSucceeded, StartupFailed map[string]bool
 }
 
 // Manager runs the probe workers of the pods it is given. It is safe for concurrent use.
@@ -190,13 +177,13 @@ func (m *Manager) notify(uid types.UID) { m.notes.add(uid) }
 // (container name → ID, with or without the runtime scheme); results a worker holds for
 // another instance are left out. As upstream's UpdatePodStatus, it asks a readiness worker
 // whose container is not (yet) known ready to probe now rather than at its next tick.
-func (m *Manager) Results(pod *v1.Pod, currentIDs map[string]string) Results {
+func (m *Manager) Results(pod *v1.Pod, currentIDs map[string]string) probeview.View {
 	return m.results(pod, currentIDs, true)
 }
 
-func (m *Manager) results(pod *v1.Pod, currentIDs map[string]string, trigger bool) Results {
-	r := Results{Ready: map[string]bool{}, Started: map[string]bool{}, LivenessFailed: map[string]bool{},
-		StartupSucceeded: map[string]bool{}, StartupFailed: map[string]bool{}}
+func (m *Manager) results(pod *v1.Pod, currentIDs map[string]string, trigger bool) probeview.View {
+	r := probeview.View{Ready: map[string]bool{}, Started: map[string]bool{}, LivenessFailed: map[string]bool{},
+		StartupFailed: map[string]bool{}}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for name, id := range currentIDs {
@@ -223,7 +210,6 @@ func (m *Manager) results(pod *v1.Pod, currentIDs map[string]string, trigger boo
 				r.LivenessFailed[name] = p.result == failure
 			case startup:
 				r.Started[name] = p.result == success
-				r.StartupSucceeded[name] = p.result == success
 				r.StartupFailed[name] = p.result == failure
 			}
 		}

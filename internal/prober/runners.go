@@ -20,7 +20,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/nodelet/nodelet/internal/httpget"
-	"github.com/nodelet/nodelet/internal/runtime/criconfig"
+	"github.com/nodelet/nodelet/internal/kuberuntime/criconfig"
 )
 
 // maxExecOutput is how much of an exec probe's output is kept (upstream's maxReadLength).

@@ -178,7 +178,7 @@ func TestStartupGatesLivenessAndReadiness(t *testing.T) {
 			}
 		}
 		r := f.results(pod, cur)
-		if r.Ready["app"] || r.Started["app"] || r.StartupSucceeded["app"] || r.StartupFailed["app"] || r.LivenessFailed["app"] {
+		if r.Ready["app"] || r.Started["app"] || r.StartupFailed["app"] || r.LivenessFailed["app"] {
 			t.Errorf("while starting: %+v", r)
 		}
 		if _, ok := r.Ready["app"]; !ok {
@@ -187,7 +187,7 @@ func TestStartupGatesLivenessAndReadiness(t *testing.T) {
 
 		f.exec.setCode("start", 0)
 		f.advance(time.Second)
-		if r := f.results(pod, cur); !r.StartupSucceeded["app"] || !r.Started["app"] || r.StartupFailed["app"] {
+		if r := f.results(pod, cur); !r.Started["app"] || r.StartupFailed["app"] {
 			t.Fatalf("after startup success: %+v", r)
 		}
 		f.exec.taken()
@@ -223,7 +223,7 @@ func TestStartupFailure(t *testing.T) {
 		synctest.Wait()
 		f.advance(time.Second)
 		r := f.results(pod, map[string]string{"app": "a"})
-		if !r.StartupFailed["app"] || r.StartupSucceeded["app"] || r.Started["app"] {
+		if !r.StartupFailed["app"] || r.Started["app"] {
 			t.Errorf("after 2 failures, threshold 2: %+v", r)
 		}
 		f.advance(time.Second)
@@ -316,7 +316,7 @@ func TestSidecarsAreProbed(t *testing.T) {
 		if n := f.m.workerCount(); n != 1 {
 			t.Errorf("%d workers, want 1 (the sidecar's startup probe)", n)
 		}
-		if r := f.results(pod, map[string]string{"side": "s"}); !r.StartupSucceeded["side"] {
+		if r := f.results(pod, map[string]string{"side": "s"}); !r.Started["side"] {
 			t.Errorf("sidecar results %+v", r)
 		}
 	})

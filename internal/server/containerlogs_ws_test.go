@@ -67,11 +67,12 @@ func TestContainerLogsThroughAPIServerWebSocket(t *testing.T) {
 	}
 }
 
-// startKubeletAPI runs the kubelet API (HTTPS, an allow-all filter) with Run on a free loopback
-// port until the test ends, and returns its address once it answers over HTTP/2.
+// startKubeletAPI serves the kubelet API (HTTPS, an allow-all filter) on a free loopback port
+// until the test ends, and returns its address after checking that it answers over HTTP/2.
 func startKubeletAPI(t *testing.T, e *env) string {
 	t.Helper()
-	addr := freeAddr(t)
+	ln := listenLoopback(t)
+	addr := ln.Addr().String()
 	certFile, keyFile := selfSignedPair(t)
 	allowAll := func(h http.Handler) http.Handler { return h }
 	srv, err := New(Config{Address: addr, Clock: clock.RealClock{}, Secure: &Secure{CertFile: certFile, KeyFile: keyFile, Filter: allowAll}},
@@ -81,27 +82,22 @@ func startKubeletAPI(t *testing.T, e *env) string {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx) }()
+	go func() { done <- srv.Serve(ctx, ln) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
-			t.Errorf("Run() = %v", err)
+			t.Errorf("Serve() = %v", err)
 		}
 	})
-	client := &http.Client{Transport: kubeletClientTransport(), Timeout: 5 * time.Second}
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		resp, err := client.Get("https://" + addr + "/healthz")
-		if err == nil {
-			_ = resp.Body.Close()
-			if resp.ProtoMajor != 2 {
-				t.Errorf("the kubelet API answered the API server's transport over %s, want HTTP/2 as upstream", resp.Proto)
-			}
-			return addr
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("kubelet API not up: %v", err)
-		}
+	resp, err := (&http.Client{Transport: kubeletClientTransport()}).Get("https://" + addr + "/healthz")
+	if err != nil {
+		t.Fatalf("kubelet API: %v", err)
 	}
+	_ = resp.Body.Close()
+	if resp.ProtoMajor != 2 {
+		t.Errorf("the kubelet API answered the API server's transport over %s, want HTTP/2 as upstream", resp.Proto)
+	}
+	return addr
 }
 
 // kubeletClientTransport is the API server's kubelet client transport as

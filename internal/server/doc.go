@@ -28,8 +28,9 @@
 // exec, attach and portForward ask the runtime for a session on its CRI streaming server
 // (containerd serves one on 127.0.0.1) and proxy the upgraded connection to it, as upstream:
 // SPDY as is, a v5.channel.k8s.io WebSocket translated to SPDY, a port-forward WebSocket
-// tunnel unwrapped, with k8s.io/apiserver's translators. Only running containers qualify;
-// attach uses the tty setting of the container's spec.
+// tunnel unwrapped, with internal/streamtranslate (upstream's k8s.io/apiserver translators
+// rewritten without the package that links client-go's clientset). Only running containers
+// qualify; attach uses the tty setting of the container's spec.
 //
 // /events lists the node's recent pod events (internal/events) as a v1 EventList. Like
 // /containerLogs it is served only on a loopback address: event messages can carry container

@@ -15,11 +15,12 @@ import (
 	"k8s.io/apimachinery/pkg/util/httpstream"
 	"k8s.io/apimachinery/pkg/util/httpstream/wsstream"
 	"k8s.io/apimachinery/pkg/util/proxy"
-	translator "k8s.io/apiserver/pkg/util/proxy"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/cri-streaming/pkg/streaming/portforward"
 	remotecommandserver "k8s.io/cri-streaming/pkg/streaming/remotecommand"
 	"k8s.io/klog/v2"
+
+	"github.com/nodelet/nodelet/internal/streamtranslate"
 )
 
 // ErrNotFound is wrapped by Targets' errors when the pod, container or sandbox does not exist
@@ -58,8 +59,9 @@ type Runner interface {
 // runtime is asked for a streaming URL and the upgraded connection (SPDY or WebSocket) is
 // proxied to it. A WebSocket client speaking v5.channel.k8s.io (kubectl ≥ 1.30 when the API
 // server passes WebSockets through) is translated to SPDY toward the runtime, and port-forward
-// over WebSockets is tunnelled, with k8s.io/apiserver's translators: the runtime's streaming
-// server speaks SPDY and the older WebSocket protocols only.
+// over WebSockets is tunnelled, with internal/streamtranslate (upstream's translators from
+// k8s.io/apiserver, without the package that links client-go's clientset): the runtime's
+// streaming server speaks SPDY and the older WebSocket protocols only.
 type streamHandlers struct {
 	targets   Targets
 	streaming Streaming
@@ -120,8 +122,8 @@ func (h *streamHandlers) proxyRemoteCommand(w http.ResponseWriter, r *http.Reque
 	}
 	var handler http.Handler = proxy.NewUpgradeAwareHandler(u, nil, false, true, errorResponder{r: r})
 	if wsstream.IsWebSocketRequestWithStreamCloseProtocol(r) {
-		handler = translator.NewStreamTranslatorHandler(u, nil, 0, translator.Options{
-			Stdin: opts.Stdin, Stdout: opts.Stdout, Stderr: opts.Stderr, Tty: opts.TTY})
+		handler = streamtranslate.NewRemoteCommandHandler(u, streamtranslate.Streams{
+			Stdin: opts.Stdin, Stdout: opts.Stdout, Stderr: opts.Stderr, TTY: opts.TTY})
 	}
 	handler.ServeHTTP(w, r)
 }
@@ -155,7 +157,7 @@ func (h *streamHandlers) portForward(w http.ResponseWriter, r *http.Request) {
 	}
 	var handler http.Handler = proxy.NewUpgradeAwareHandler(u, nil, false, true, errorResponder{r: r})
 	if tunnel {
-		handler = translator.NewTunnelingHandler(handler)
+		handler = streamtranslate.NewPortForwardTunnelHandler(handler)
 	}
 	handler.ServeHTTP(w, r)
 }

@@ -241,8 +241,6 @@ func TestPortForwardOverSPDYAndWebSocketTunnel(t *testing.T) {
 			case <-ready:
 			case err := <-done:
 				t.Fatalf("port-forward ended: %v", err)
-			case <-time.After(20 * time.Second):
-				t.Fatal("port-forward not ready after 20 s")
 			}
 			ports, err := fw.GetPorts()
 			if err != nil {

@@ -13,7 +13,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	testingclock "k8s.io/utils/clock/testing"
+
+	"github.com/nodelet/nodelet/internal/testharness/testclock"
 )
 
 // fakePods is a PodSource whose pods a test sets, also while a request runs.
@@ -76,7 +77,7 @@ type env struct {
 	t     *testing.T
 	pods  *fakePods
 	logs  *fakeLogs
-	clock *testingclock.FakeClock
+	clock *testclock.Armed // a followed log arms a timer each time it waits for its next check
 	srv   *Server
 }
 
@@ -86,7 +87,7 @@ func newEnv(t *testing.T, checks ...HealthCheck) *env {
 		t:     t,
 		pods:  &fakePods{},
 		logs:  &fakeLogs{root: t.TempDir(), uids: map[string]types.UID{}},
-		clock: testingclock.NewFakeClock(t0),
+		clock: testclock.NewArmed(t0),
 	}
 	srv, err := New(Config{Address: "127.0.0.1:0", Clock: e.clock}, Deps{Pods: e.pods, Checks: checks, Logs: e.logs})
 	if err != nil {

@@ -204,12 +204,18 @@ func (s *Server) Handler() http.Handler {
 // accepting, ends the requests in flight (their contexts derive from ctx, so followed logs end
 // too) and waits for them for at most 5 s. A listen or serve failure is returned.
 func (s *Server) Run(ctx context.Context) error {
-	logger := klog.FromContext(ctx).WithName("server")
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", s.address)
 	if err != nil {
 		return fmt.Errorf("server: listen on %s: %w", s.address, err)
 	}
+	return s.Serve(ctx, ln)
+}
+
+// Serve is Run on a listener the caller opened (tests: the server accepts as soon as Serve is
+// called); it closes ln.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	logger := klog.FromContext(ctx).WithName("server")
 	srv := &http.Server{
 		Handler:           s.handler,
 		ReadHeaderTimeout: readHeaderTimeout,

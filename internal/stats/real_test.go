@@ -8,13 +8,14 @@ import (
 	"testing"
 
 	"github.com/nodelet/nodelet/internal/stats/statstest"
+	"github.com/nodelet/nodelet/internal/testharness/ci"
 )
 
 // TestRealNode reads this machine's /proc and /sys/fs/cgroup (cgroup v1 or v2) through the
 // provider, with a runtime that has no pods.
 func TestRealNode(t *testing.T) {
 	if _, err := os.Stat("/sys/fs/cgroup"); err != nil {
-		t.Skipf("no cgroup filesystem: %v", err)
+		ci.Skip(t, "no cgroup filesystem: %v", err)
 	}
 	p, err := New(Config{NodeName: "real", RootDir: t.TempDir()}, Deps{Runtime: &statstest.Runtime{}, Images: &statstest.Runtime{}})
 	if err != nil {

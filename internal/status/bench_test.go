@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/nodelet/nodelet/internal/prober/probeview"
 )
 
 // benchInput is a running pod with an init container (completed), a sidecar and three main
@@ -26,11 +28,11 @@ func benchInput() Input {
 		exited("log", "c-log-0", at(4), at(19), 1, "Error", 0),
 		exited("setup", "c-setup", at(1), at(2), 0, "Completed", 0))
 	return Input{Pod: pod, Runtime: rt, HostIPs: []string{"192.168.1.10"}, Now: now,
-		Ready: map[string]bool{"app": true, "log": true, "metrics": true, "proxy": true}}
+		Probes: probeview.View{Ready: map[string]bool{"app": true, "log": true, "metrics": true, "proxy": true}}}
 }
 
-// BenchmarkGenerate measures the API status generation every pod sync runs (twice when a
-// container waits): phase, conditions and container statuses.
+// BenchmarkGenerate measures the API status generation every pod sync runs (once, and
+// again when the runtime reports a new waiting reason): phase, conditions and container statuses.
 func BenchmarkGenerate(b *testing.B) {
 	first := benchInput()
 	steady := benchInput()

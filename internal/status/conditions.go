@@ -19,12 +19,18 @@ const (
 	msgNoIPAddress          = "pod sandbox has no IP address"
 )
 
-// ownedByKubelet lists the condition types the kubelet owns (upstream's PodConditionByKubelet
-// with its 1.37 gates): those of the API status are regenerated, the others kept.
-var ownedByKubelet = map[v1.PodConditionType]bool{
-	v1.PodScheduled: true, v1.PodReady: true, v1.PodInitialized: true, v1.ContainersReady: true,
-	v1.PodResizeInProgress: true, v1.PodResizePending: true, v1.PodReadyToStartContainers: true,
-	v1.AllContainersRestarting: true,
+// OwnedByKubelet is upstream's PodConditionByKubelet with the v1.37 default gates
+// (PodReadyToStartContainersCondition GA, RestartAllContainersOnContainerExits beta): the
+// condition types the kubelet writes. Those of the API status are regenerated; the others
+// (readiness gates, DisruptionTarget set by the eviction API...) belong to someone else and
+// are kept as the API server has them.
+func OwnedByKubelet(t v1.PodConditionType) bool {
+	switch t {
+	case v1.PodScheduled, v1.PodReady, v1.PodInitialized, v1.ContainersReady,
+		v1.PodResizeInProgress, v1.PodResizePending, v1.PodReadyToStartContainers, v1.AllContainersRestarting:
+		return true
+	}
+	return false
 }
 
 // conditions is the conditions part of upstream's generateAPIPodStatus; s has its phase and
@@ -33,7 +39,7 @@ func conditions(pod *v1.Pod, old, api *v1.PodStatus, rt *container.PodStatus, s 
 	gen := pod.Generation
 	out := make([]v1.PodCondition, 0, len(api.Conditions)+5)
 	for _, c := range api.Conditions {
-		if !ownedByKubelet[c.Type] {
+		if !OwnedByKubelet(c.Type) {
 			out = append(out, c)
 		}
 	}
@@ -51,7 +57,7 @@ func conditions(pod *v1.Pod, old, api *v1.PodStatus, rt *container.PodStatus, s 
 	out = append(out, containersReady(pod, all, s.Phase))
 	out = append(out, v1.PodCondition{Type: v1.PodScheduled, Status: v1.ConditionTrue})
 	for i := range out {
-		if ownedByKubelet[out[i].Type] {
+		if OwnedByKubelet(out[i].Type) {
 			out[i].ObservedGeneration = gen
 		}
 	}

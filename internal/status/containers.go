@@ -382,7 +382,7 @@ func (g *generator) started(spec *v1.Container, st *v1.ContainerStatus) bool {
 	if st.State.Running == nil {
 		return false
 	}
-	if v, ok := g.in.Started[st.Name]; ok {
+	if v, ok := g.in.Probes.Started[st.Name]; ok {
 		return v
 	}
 	if st.Started != nil && *st.Started {
@@ -395,7 +395,7 @@ func (g *generator) ready(spec *v1.Container, st *v1.ContainerStatus) bool {
 	if st.State.Running == nil {
 		return false
 	}
-	if g.in.Ready[st.Name] {
+	if g.in.Probes.Ready[st.Name] {
 		return true
 	}
 	return spec == nil || spec.ReadinessProbe == nil

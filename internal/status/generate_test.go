@@ -10,6 +10,7 @@ import (
 
 	"github.com/nodelet/nodelet/internal/container"
 	"github.com/nodelet/nodelet/internal/podconfig"
+	"github.com/nodelet/nodelet/internal/prober/probeview"
 )
 
 type genCase struct {
@@ -135,7 +136,7 @@ func generateCases() []genCase {
 			for i := range p.Spec.Containers {
 				p.Spec.Containers[i].ReadinessProbe = readiness
 			}
-			return Input{Pod: p, Ready: map[string]bool{"a": true, "b": false},
+			return Input{Pod: p, Probes: probeview.View{Ready: map[string]bool{"a": true, "b": false}},
 				Runtime: rtOf(readySandbox(), running("a", "1", at(1), 0), running("b", "2", at(1), 0), running("c", "3", at(1), 0))}
 		}(),
 			check: func(t *testing.T, s v1.PodStatus) {
@@ -382,7 +383,7 @@ func TestGenerateMoreCases(t *testing.T) {
 		if c := cstatus(t, Generate(in), "app"); c.Started == nil || *c.Started || c.Ready {
 			t.Errorf("without a result: started %v ready %v", *c.Started, c.Ready)
 		}
-		in.Started = map[string]bool{"app": true}
+		in.Probes.Started = map[string]bool{"app": true}
 		if c := cstatus(t, Generate(in), "app"); !*c.Started || !c.Ready {
 			t.Errorf("with a result: started %v ready %v", *c.Started, c.Ready)
 		}

@@ -10,6 +10,7 @@ import (
 	netutils "k8s.io/utils/net"
 
 	"github.com/nodelet/nodelet/internal/container"
+	"github.com/nodelet/nodelet/internal/prober/probeview"
 )
 
 // Reasons and messages, spelled as upstream spells them.
@@ -54,14 +55,12 @@ type Input struct {
 	Old v1.PodStatus
 	// Waiting holds the reasons the last sync recorded per container name.
 	Waiting map[string]WaitingReason
-	// Ready holds readiness probe results per container name. A running, started container
-	// with no readiness probe is ready; with one and no true result it is not. Upstream keys
-	// results by container ID: the caller must drop a container's results when it restarts.
-	Ready map[string]bool
-	// Started holds startup probe results per container name (same caveat as Ready). With no
-	// result, a running container is started if its previous status said so or it has no
-	// startup probe.
-	Started map[string]bool
+	// Probes are the prober's results for the pod's current container instances. A running,
+	// started container with no readiness probe is ready; with one and no true Ready result it
+	// is not. With no Started result, a running container is started if its previous status
+	// said so or it has no startup probe. Upstream keys results by container ID: the caller
+	// must drop a container's results when it restarts (prober.Manager.Results does).
+	Probes probeview.View
 	// HostIPs are the node's IPs, primary first (at most two are reported).
 	HostIPs []string
 	// PodIsTerminal says the pod worker decided the pod is finished (syncTerminatedPod).

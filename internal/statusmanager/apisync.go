@@ -10,11 +10,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 
+	"github.com/nodelet/nodelet/internal/kubeclient"
 	"github.com/nodelet/nodelet/internal/podconfig"
 	"github.com/nodelet/nodelet/internal/status"
 )
@@ -59,7 +59,7 @@ type APISyncConfig struct {
 
 // APISyncDeps are the API syncer's collaborators.
 type APISyncDeps struct {
-	Client   kubernetes.Interface
+	Client   kubeclient.PodsGetter
 	Statuses Statuses
 	// Mirrors finds the mirror pods of static pods; without it static pods are not written.
 	Mirrors  MirrorLookup
@@ -195,7 +195,7 @@ func (a *APISync) syncOne(ctx context.Context, w work) {
 		klog.V(4).InfoS("A newer status was written already; skipping an older one", "pod", klog.KObj(w.Pod), "podUID", uid, "version", w.Version, "written", latest)
 		return
 	}
-	pods := a.deps.Client.CoreV1().Pods(w.target.Namespace)
+	pods := a.deps.Client.Pods(w.target.Namespace)
 	got, err := pods.Get(ctx, w.target.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		klog.V(3).InfoS("Pod does not exist on the server; its status is not written", "pod", klog.KObj(w.target), "podUID", uid)

@@ -3,6 +3,7 @@ package statusmanager
 import (
 	"context"
 	"errors"
+	"github.com/nodelet/nodelet/internal/fakekube"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -97,7 +98,7 @@ func newHarness(t *testing.T, clk clock.WithTicker, objects ...runtime.Object) *
 		deletion: &fakeDeletion{running: map[types.UID]bool{}}, mirrors: fakeMirrors{}}
 	h.statuses = New(h.desired)
 	var err error
-	h.sync, err = NewAPISync(APISyncConfig{}, APISyncDeps{Client: h.client, Statuses: h.statuses,
+	h.sync, err = NewAPISync(APISyncConfig{}, APISyncDeps{Client: fakekube.Core(h.client), Statuses: h.statuses,
 		Mirrors: h.mirrors, Deletion: h.deletion, Clock: clk})
 	if err != nil {
 		t.Fatal(err)

@@ -15,19 +15,6 @@ import (
 	"github.com/nodelet/nodelet/internal/status"
 )
 
-// ownedByKubelet is upstream's PodConditionByKubelet with the v1.37 default gates
-// (PodReadyToStartContainersCondition GA, RestartAllContainersOnContainerExits beta): the
-// conditions the kubelet writes. The others (readiness gates, DisruptionTarget set by the
-// eviction API...) belong to someone else and are kept as the API server has them.
-func ownedByKubelet(t v1.PodConditionType) bool {
-	switch t {
-	case v1.PodScheduled, v1.PodReady, v1.PodInitialized, v1.ContainersReady,
-		v1.PodResizeInProgress, v1.PodResizePending, v1.PodReadyToStartContainers, v1.AllContainersRestarting:
-		return true
-	}
-	return false
-}
-
 // sharedByKubelet is upstream's PodConditionSharedByKubelet: DisruptionTarget, which the
 // kubelet writes only when it ends a pod itself.
 func sharedByKubelet(t v1.PodConditionType) bool { return t == v1.DisruptionTarget }
@@ -40,7 +27,7 @@ func equalByKubelet(old, cur *v1.PodStatus) bool {
 	pick := func(s *v1.PodStatus) map[v1.PodConditionType]v1.PodCondition {
 		out := map[v1.PodConditionType]v1.PodCondition{}
 		for _, c := range s.Conditions {
-			if ownedByKubelet(c.Type) || sharedByKubelet(c.Type) {
+			if status.OwnedByKubelet(c.Type) || sharedByKubelet(c.Type) {
 				out[c.Type] = c
 			}
 		}
@@ -73,14 +60,14 @@ func mergeStatus(pod *v1.Pod, old, cur v1.PodStatus, couldHaveRunningContainers 
 	cur = *cur.DeepCopy()
 	conds := make([]v1.PodCondition, 0, len(old.Conditions)+len(cur.Conditions))
 	for _, c := range old.Conditions {
-		if !ownedByKubelet(c.Type) {
+		if !status.OwnedByKubelet(c.Type) {
 			conds = append(conds, c)
 		}
 	}
 	toTerminal := !status.IsPhaseTerminal(old.Phase) && status.IsPhaseTerminal(cur.Phase)
 	for _, c := range cur.Conditions {
 		switch {
-		case ownedByKubelet(c.Type):
+		case status.OwnedByKubelet(c.Type):
 			conds = append(conds, c)
 		case c.Type == v1.DisruptionTarget && toTerminal && !couldHaveRunningContainers:
 			c.LastTransitionTime = metav1.NewTime(now)

@@ -3,6 +3,7 @@ package syncloop
 import (
 	"context"
 	"testing"
+	"testing/synctest"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -42,10 +43,14 @@ func (f *fakeHousekeeper) Housekeep(_ context.Context, desired []*v1.Pod) {
 }
 
 func TestAdmissionRejectsAndNeverStarts(t *testing.T) {
+	synctest.Test(t, testAdmissionRejectsAndNeverStarts)
+}
+
+func testAdmissionRejectsAndNeverStarts(t *testing.T) {
 	d, pm, w, _, _, f := newTestDispatcher()
 	adm := &fakeAdmission{max: 1}
 	hk := &fakeHousekeeper{}
-	d.WithAdmission(adm).WithHousekeepers(hk)
+	d.admission, d.housekeepers = adm, append(d.housekeepers, hk)
 	a, b := tpod("a", "1"), tpod("b", "2")
 	d.HandlePodUpdate(podconfig.PodUpdate{Op: podconfig.ADD, Pods: []*v1.Pod{a, b}})
 	if got := w.take(); got != "create 1" {
@@ -77,7 +82,7 @@ func TestAdmissionRejectsAndNeverStarts(t *testing.T) {
 	if d.isRejected("2") {
 		t.Error("a removed pod is still marked rejected")
 	}
-	d.HandleHousekeeping(context.Background())
+	housekeep(t, d)
 	if len(hk.desired) != 1 || hk.desired[0] != 1 {
 		t.Errorf("housekeeper calls %v, want one call with the 1 desired pod", hk.desired)
 	}
@@ -88,7 +93,7 @@ func TestAdmissionRejectsAndNeverStarts(t *testing.T) {
 func TestAdmissionSkipsFinishedPods(t *testing.T) {
 	d, _, w, _, _, _ := newTestDispatcher()
 	adm := &fakeAdmission{max: 0}
-	d.WithAdmission(adm)
+	d.admission = adm
 	done := tpod("done", "1")
 	done.Status.Phase = v1.PodSucceeded
 	d.HandlePodUpdate(podconfig.PodUpdate{Op: podconfig.ADD, Pods: []*v1.Pod{done}})

@@ -2,16 +2,19 @@ package syncloop
 
 import (
 	"context"
+	"errors"
 	"sort"
 	"sync"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/klog/v2"
 
 	"github.com/nodelet/nodelet/internal/container"
 	"github.com/nodelet/nodelet/internal/podconfig"
 	"github.com/nodelet/nodelet/internal/podworkers"
+	"github.com/nodelet/nodelet/internal/statusmanager"
 )
 
 // Desired is the pod manager: the pods the sources want.
@@ -33,7 +36,7 @@ type Workers interface {
 // Cleaner removes what terminated and unknown pods leave behind.
 type Cleaner interface {
 	GetPods(ctx context.Context) ([]*container.Pod, error)
-	RemovePodByUID(ctx context.Context, uid types.UID) error
+	PodRemover
 	// GCBackOff forgets back-off entries no longer in use.
 	GCBackOff()
 }
@@ -41,7 +44,7 @@ type Cleaner interface {
 // OrphanDirs lists and removes the pod directories on disk (volumes, hosts files).
 type OrphanDirs interface {
 	PodDirs() ([]types.UID, error)
-	TearDown(uid types.UID) error
+	DirRemover
 }
 
 // Probes are the probe workers: a pod's probes run while the pod is wanted.
@@ -53,6 +56,12 @@ type Probes interface {
 // StatusForgetter drops the status of a pod that is gone.
 type StatusForgetter interface {
 	Forget(uid types.UID)
+}
+
+// Statuses are the pod statuses recorded: housekeeping forgets those of pods that are gone.
+type Statuses interface {
+	StatusForgetter
+	Versioned() []statusmanager.Versioned
 }
 
 // Admission decides whether a new pod may start on this node (upstream's canAdmitPod) and
@@ -85,8 +94,11 @@ type Dispatcher struct {
 	workers  Workers
 	cleaner  Cleaner
 	dirs     OrphanDirs
-	statuses StatusForgetter
+	statuses Statuses
 	probes   Probes
+	// remover removes pods off the loop; passes hands housekeeping passes to Run.
+	remover *remover
+	passes  chan pass
 
 	mu sync.Mutex
 	// terminating maps a full name to the UID of a pod of that name that is stopping; a new pod
@@ -94,6 +106,9 @@ type Dispatcher struct {
 	// upstream, so that the two never hold the same host port or name at once.
 	terminating map[string]types.UID
 	waiting     map[types.UID]*v1.Pod
+	// removing are the pods whose leftovers the remover is removing (claim): a pod re-created
+	// with one of these UIDs waits until the removal is over.
+	removing sets.Set[types.UID]
 
 	admission    Admission
 	resizer      Resizer
@@ -103,23 +118,36 @@ type Dispatcher struct {
 	rejected map[types.UID]bool
 }
 
-// WithAdmission makes the dispatcher admit each new pod before its worker starts it.
-func (d *Dispatcher) WithAdmission(a Admission) *Dispatcher { d.admission = a; return d }
-
-// WithResizer makes the dispatcher hand pod updates to the resizer before the workers, and
-// retry deferred resizes as pods come and go.
-func (d *Dispatcher) WithResizer(r Resizer) *Dispatcher { d.resizer = r; return d }
-
-// WithHousekeepers adds work to every housekeeping pass.
-func (d *Dispatcher) WithHousekeepers(h ...Housekeeper) *Dispatcher {
-	d.housekeepers = append(d.housekeepers, h...)
-	return d
+// DispatcherDeps are the Dispatcher's collaborators.
+type DispatcherDeps struct {
+	Desired  Desired
+	Workers  Workers
+	Cleaner  Cleaner
+	Dirs     OrphanDirs
+	Statuses Statuses
+	Probes   Probes
+	// Admission, when set, admits each new pod before its worker starts it.
+	Admission Admission
+	// Resizer, when set, gets pod updates before the workers, and deferred resizes are retried
+	// as pods come and go.
+	Resizer Resizer
+	// Housekeepers add work to every housekeeping pass.
+	Housekeepers []Housekeeper
 }
 
-// NewDispatcher returns a Dispatcher.
-func NewDispatcher(desired Desired, workers Workers, cleaner Cleaner, dirs OrphanDirs, statuses StatusForgetter, probes Probes) *Dispatcher {
-	return &Dispatcher{desired: desired, workers: workers, cleaner: cleaner, dirs: dirs, statuses: statuses, probes: probes,
-		terminating: map[string]types.UID{}, waiting: map[types.UID]*v1.Pod{}, rejected: map[types.UID]bool{}}
+// NewDispatcher returns a Dispatcher; every dependency but Admission, Resizer and
+// Housekeepers is required. Run (housekeeping.go) must run for housekeeping to remove
+// anything.
+func NewDispatcher(deps DispatcherDeps) (*Dispatcher, error) {
+	if deps.Desired == nil || deps.Workers == nil || deps.Cleaner == nil || deps.Dirs == nil || deps.Statuses == nil || deps.Probes == nil {
+		return nil, errors.New("syncloop: Desired, Workers, Cleaner, Dirs, Statuses and Probes are required")
+	}
+	d := &Dispatcher{desired: deps.Desired, workers: deps.Workers, cleaner: deps.Cleaner, dirs: deps.Dirs, statuses: deps.Statuses,
+		probes: deps.Probes, admission: deps.Admission, resizer: deps.Resizer, housekeepers: deps.Housekeepers,
+		passes: make(chan pass), terminating: map[string]types.UID{}, waiting: map[types.UID]*v1.Pod{},
+		removing: sets.New[types.UID](), rejected: map[types.UID]bool{}}
+	d.remover = newRemover(deps.Cleaner, deps.Dirs, deps.Statuses, d)
+	return d, nil
 }
 
 var _ Handler = (*Dispatcher)(nil)
@@ -165,26 +193,43 @@ func (d *Dispatcher) HandlePodUpdate(u podconfig.PodUpdate) {
 			d.mu.Unlock()
 			klog.InfoS("Pod removed from its source; terminating it", "pod", klog.KObj(pod), "podUID", pod.UID, "source", u.Source)
 			d.workers.UpdatePod(podworkers.UpdatePodOptions{UpdateType: podworkers.SyncPodKill, Pod: pod})
+			if d.workers.IsPodKnownTerminated(pod.UID) { // finished while a source still wanted it
+				d.remover.enqueue(removal{uid: pod.UID, runtime: true, why: "removed from its source"})
+			}
 		case podconfig.RECONCILE:
 			d.desired.AddOrUpdate(pod)
 		}
 	}
 }
 
-// start hands a new pod to its worker, unless a pod of the same name is still stopping.
+// start hands a new pod to its worker, unless a pod of the same name is still stopping or the
+// leftovers of an earlier pod with its UID are being removed.
 func (d *Dispatcher) start(pod *v1.Pod) {
 	d.mu.Lock()
-	prev, stopping := d.terminating[podconfig.FullName(pod)]
-	if stopping && prev != pod.UID && !d.workers.IsPodKnownTerminated(prev) {
+	if why := d.blockedLocked(pod); why != "" {
+		_, already := d.waiting[pod.UID]
 		d.waiting[pod.UID] = pod
 		d.mu.Unlock()
-		klog.InfoS("Pod waits for the previous pod of the same name to stop", "pod", klog.KObj(pod), "podUID", pod.UID, "previousUID", prev)
+		if !already {
+			klog.InfoS("Pod waits before it starts", "pod", klog.KObj(pod), "podUID", pod.UID, "reason", why)
+		}
 		return
 	}
 	delete(d.terminating, podconfig.FullName(pod))
 	delete(d.waiting, pod.UID)
 	d.mu.Unlock()
 	d.workers.UpdatePod(podworkers.UpdatePodOptions{UpdateType: podworkers.SyncPodCreate, Pod: pod})
+}
+
+// blockedLocked says why pod cannot start yet, or "". Must be called with d.mu held.
+func (d *Dispatcher) blockedLocked(pod *v1.Pod) string {
+	if d.removing.Has(pod.UID) {
+		return "the leftovers of an earlier pod with its UID are being removed"
+	}
+	if prev, stopping := d.terminating[podconfig.FullName(pod)]; stopping && prev != pod.UID && !d.workers.IsPodKnownTerminated(prev) {
+		return "the previous pod of the same name (UID " + string(prev) + ") is still stopping"
+	}
+	return ""
 }
 
 func (d *Dispatcher) isWaiting(uid types.UID) bool {
@@ -237,7 +282,7 @@ func (d *Dispatcher) startWaiting() {
 	d.mu.Lock()
 	var ready []*v1.Pod
 	for _, pod := range d.waiting {
-		if prev := d.terminating[podconfig.FullName(pod)]; d.workers.IsPodKnownTerminated(prev) {
+		if d.blockedLocked(pod) == "" {
 			ready = append(ready, pod)
 		}
 	}

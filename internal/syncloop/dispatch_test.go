@@ -2,8 +2,8 @@ package syncloop
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -17,6 +17,7 @@ import (
 	"github.com/nodelet/nodelet/internal/podconfig"
 	"github.com/nodelet/nodelet/internal/podmanager"
 	"github.com/nodelet/nodelet/internal/podworkers"
+	"github.com/nodelet/nodelet/internal/statusmanager"
 )
 
 type fakeWorkers struct {
@@ -32,10 +33,36 @@ func (f *fakeWorkers) UpdatePod(o podworkers.UpdatePodOptions) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.calls = append(f.calls, fmt.Sprintf("%s %s", o.UpdateType, o.Pod.UID))
+	if _, ok := f.known[o.Pod.UID]; !ok {
+		f.known[o.Pod.UID] = podworkers.SyncPod
+	}
 }
-func (f *fakeWorkers) SyncKnownPods([]*v1.Pod) map[types.UID]podworkers.WorkType { return f.known }
-func (f *fakeWorkers) IsPodKnownTerminated(uid types.UID) bool                   { return f.terminated[uid] }
-func (f *fakeWorkers) ShouldPodRuntimeBeRemoved(uid types.UID) bool              { return f.terminated[uid] }
+
+// SyncKnownPods forgets nothing and returns a copy of known.
+func (f *fakeWorkers) SyncKnownPods([]*v1.Pod) map[types.UID]podworkers.WorkType {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return maps.Clone(f.known)
+}
+func (f *fakeWorkers) IsPodKnownTerminated(uid types.UID) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.terminated[uid]
+}
+
+// ShouldPodRuntimeBeRemoved: terminated, or unknown.
+func (f *fakeWorkers) ShouldPodRuntimeBeRemoved(uid types.UID) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	_, known := f.known[uid]
+	return f.terminated[uid] || !known
+}
+func (f *fakeWorkers) setTerminated(uid types.UID) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.terminated[uid] = true
+	f.known[uid] = podworkers.TerminatedPod
+}
 func (f *fakeWorkers) take() string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -44,40 +71,125 @@ func (f *fakeWorkers) take() string {
 	return s
 }
 
+// fakeCleaner lists pods and records removals. With hold set, RemovePodByUID blocks until a
+// value is sent on release (or ctx ends); GetPods blocks likewise with holdList.
 type fakeCleaner struct {
-	mu      sync.Mutex // housekeeping removes pods concurrently
-	pods    []*container.Pod
-	removed []types.UID
-	err     error
-	gcs     int
-}
+	release chan struct{}
 
-func (f *fakeCleaner) GCBackOff() { f.gcs++ }
+	mu       sync.Mutex // housekeeping removes pods concurrently
+	pods     []*container.Pod
+	removed  []types.UID
+	running  int // removals in progress
+	most     int // the most removals in progress at once
+	err      error
+	gcs      int
+	hold     bool
+	holdList bool
+	lists    int
+}
 
 var _ Cleaner = (*fakeCleaner)(nil)
 
-func (f *fakeCleaner) GetPods(context.Context) ([]*container.Pod, error) { return f.pods, f.err }
-func (f *fakeCleaner) RemovePodByUID(_ context.Context, uid types.UID) error {
+func (f *fakeCleaner) GCBackOff() { f.mu.Lock(); defer f.mu.Unlock(); f.gcs++ }
+
+func (f *fakeCleaner) GetPods(ctx context.Context) ([]*container.Pod, error) {
+	f.mu.Lock()
+	f.lists++
+	hold := f.holdList
+	f.mu.Unlock()
+	if hold {
+		select {
+		case <-f.release:
+		case <-ctx.Done():
+		}
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	return slices.Clone(f.pods), f.err
+}
+
+func (f *fakeCleaner) RemovePodByUID(ctx context.Context, uid types.UID) error {
+	f.mu.Lock()
+	f.running++
+	f.most = max(f.most, f.running)
+	hold := f.hold
+	f.mu.Unlock()
+	if hold {
+		select {
+		case <-f.release:
+		case <-ctx.Done():
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.running--
 	f.removed = append(f.removed, uid)
 	slices.Sort(f.removed) // in any order
+	f.pods = slices.DeleteFunc(f.pods, func(p *container.Pod) bool { return p.ID == uid })
 	return nil
 }
 
+func (f *fakeCleaner) snapshot() (removed string, running, most int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return fmt.Sprint(f.removed), f.running, f.most
+}
+
 type fakeDirs struct {
+	mu       sync.Mutex
 	dirs     []types.UID
 	tornDown []types.UID
 }
 
 var _ OrphanDirs = (*fakeDirs)(nil)
 
-func (f *fakeDirs) PodDirs() ([]types.UID, error) { return f.dirs, nil }
-func (f *fakeDirs) TearDown(uid types.UID) error  { f.tornDown = append(f.tornDown, uid); return nil }
+func (f *fakeDirs) PodDirs() ([]types.UID, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.dirs), nil
+}
+func (f *fakeDirs) TearDown(uid types.UID) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if slices.Contains(f.dirs, uid) {
+		f.tornDown = append(f.tornDown, uid)
+		slices.Sort(f.tornDown)
+		f.dirs = slices.DeleteFunc(f.dirs, func(u types.UID) bool { return u == uid })
+	}
+	return nil
+}
 
+// fakeForget holds statuses by UID and records the ones forgotten.
 type fakeForget struct {
 	mu        sync.Mutex
+	statuses  []types.UID
 	forgotten []types.UID
+}
+
+var _ Statuses = (*fakeForget)(nil)
+
+func (f *fakeForget) Forget(uid types.UID) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.forgotten = append(f.forgotten, uid)
+	slices.Sort(f.forgotten) // housekeeping removes pods concurrently
+	f.statuses = slices.DeleteFunc(f.statuses, func(u types.UID) bool { return u == uid })
+}
+
+func (f *fakeForget) Versioned() []statusmanager.Versioned {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []statusmanager.Versioned
+	for _, uid := range f.statuses {
+		out = append(out, statusmanager.Versioned{Pod: &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: uid}}})
+	}
+	return out
+}
+
+func (f *fakeForget) forgottenString() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return fmt.Sprint(f.forgotten)
 }
 
 type fakeProbes struct{ calls []string }
@@ -87,13 +199,6 @@ var _ Probes = (*fakeProbes)(nil)
 func (f *fakeProbes) AddPod(p *v1.Pod)    { f.calls = append(f.calls, "add "+string(p.UID)) }
 func (f *fakeProbes) RemovePod(p *v1.Pod) { f.calls = append(f.calls, "remove "+string(p.UID)) }
 
-func (f *fakeForget) Forget(uid types.UID) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.forgotten = append(f.forgotten, uid)
-	slices.Sort(f.forgotten) // housekeeping removes pods concurrently
-}
-
 func tpod(name, uid string) *v1.Pod {
 	return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", UID: types.UID(uid)}}
 }
@@ -101,8 +206,8 @@ func tpod(name, uid string) *v1.Pod {
 func newTestDispatcher() (*Dispatcher, *podmanager.Manager, *fakeWorkers, *fakeCleaner, *fakeDirs, *fakeForget) {
 	pm := podmanager.New()
 	w := &fakeWorkers{terminated: map[types.UID]bool{}, known: map[types.UID]podworkers.WorkType{}}
-	c, d, f := &fakeCleaner{}, &fakeDirs{}, &fakeForget{}
-	return NewDispatcher(pm, w, c, d, f, &fakeProbes{}), pm, w, c, d, f
+	c, d, f := &fakeCleaner{release: make(chan struct{})}, &fakeDirs{}, &fakeForget{}
+	return mustDispatcher(DispatcherDeps{Desired: pm, Workers: w, Cleaner: c, Dirs: d, Statuses: f, Probes: &fakeProbes{}}), pm, w, c, d, f
 }
 
 func TestDispatchOps(t *testing.T) {
@@ -154,36 +259,18 @@ func TestReplacementWaitsForPredecessor(t *testing.T) {
 	if got := w.take(); got != "" {
 		t.Fatalf("calls %q while the old pod terminates", got)
 	}
-	w.terminated["old"] = true
+	w.setTerminated("old")
 	d.HandleSyncs(nil)
 	if got := w.take(); got != "create new" {
 		t.Fatalf("calls %q after the old pod terminated, want the create", got)
 	}
 }
 
-func TestHousekeeping(t *testing.T) {
-	d, pm, w, c, dirs, f := newTestDispatcher()
-	pm.AddOrUpdate(tpod("kept", "kept"))
-	c.pods = []*container.Pod{{ID: "kept"}, {ID: "stopping"}, {ID: "done"}, {ID: "stranger"}}
-	w.known = map[types.UID]podworkers.WorkType{"kept": podworkers.SyncPod, "stopping": podworkers.TerminatingPod, "done": podworkers.TerminatedPod}
-	w.terminated["done"] = true
-	dirs.dirs = []types.UID{"kept", "stopping", "orphan-dir", "done"}
-	d.HandleHousekeeping(context.Background())
-	if got := fmt.Sprint(c.removed); got != "[done stranger]" {
-		t.Errorf("removed %s, want the terminated pod and the pod no worker knows", got)
+// mustDispatcher is NewDispatcher with dependencies known to be complete.
+func mustDispatcher(deps DispatcherDeps) *Dispatcher {
+	d, err := NewDispatcher(deps)
+	if err != nil {
+		panic(err)
 	}
-	if got := fmt.Sprint(dirs.tornDown); got != "[orphan-dir]" {
-		t.Errorf("tore down %s, want only the orphaned directory", got)
-	}
-	if got := fmt.Sprint(f.forgotten); got != "[done orphan-dir stranger]" {
-		t.Errorf("forgot %s", got)
-	}
-	if c.gcs != 1 {
-		t.Errorf("back-off GC ran %d times, want once per housekeeping", c.gcs)
-	}
-	c.err, c.removed = errors.New("runtime down"), nil
-	d.HandleHousekeeping(context.Background())
-	if len(c.removed) != 0 {
-		t.Error("housekeeping acted without a runtime listing")
-	}
+	return d
 }

@@ -16,7 +16,10 @@ import (
 type Handler interface {
 	HandlePodUpdate(u podconfig.PodUpdate)
 	HandleSyncs(uids []types.UID)
+	// HandleHousekeeping and HandlePodFinished must return at once: the I/O they decide on
+	// runs elsewhere (Dispatcher.Run).
 	HandleHousekeeping(ctx context.Context)
+	HandlePodFinished(uid types.UID)
 }
 
 // RuntimeState says whether the runtime is ready (nil) or why not.
@@ -33,7 +36,10 @@ type Config struct {
 	PLEG               <-chan *pleg.Event
 	// ProbeResults carries pod UIDs whose probe results changed; nil until the prober exists.
 	ProbeResults <-chan types.UID
-	Queue        *WorkQueue
+	// Finished carries the UIDs of pods whose pod worker has finished (podworkers'
+	// Deps.Finished); nil: housekeeping alone removes what they left.
+	Finished <-chan types.UID
+	Queue    *WorkQueue
 	// SourcesReady reports whether every source has sent a complete listing: housekeeping
 	// waits for it so that it never removes a pod a source is about to report.
 	SourcesReady func() bool
@@ -88,6 +94,8 @@ func iterate(ctx context.Context, cfg Config, syncCh, hkCh <-chan time.Time) boo
 		}
 	case uid := <-cfg.ProbeResults:
 		cfg.Handler.HandleSyncs([]types.UID{uid})
+	case uid := <-cfg.Finished:
+		cfg.Handler.HandlePodFinished(uid)
 	case <-syncCh:
 		if uids := cfg.Queue.GetWork(); len(uids) > 0 {
 			cfg.Handler.HandleSyncs(uids)

@@ -20,6 +20,7 @@ type recordingHandler struct {
 	updates      []podconfig.Op
 	syncs        [][]types.UID
 	housekeeping int
+	finished     []types.UID
 }
 
 var _ Handler = (*recordingHandler)(nil)
@@ -38,6 +39,11 @@ func (h *recordingHandler) HandleHousekeeping(context.Context) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.housekeeping++
+}
+func (h *recordingHandler) HandlePodFinished(uid types.UID) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.finished = append(h.finished, uid)
 }
 
 type runtimeErr struct {
@@ -77,6 +83,7 @@ func TestLoop(t *testing.T) {
 		clk := clocktesting.NewFakeClock(time.Unix(0, 0))
 		updates := make(chan podconfig.PodUpdate, 1)
 		events := make(chan *pleg.Event, 2)
+		finished := make(chan types.UID, 1)
 		h := &recordingHandler{}
 		rt := &runtimeErr{}
 		var sourcesReady sync.Mutex
@@ -87,12 +94,13 @@ func TestLoop(t *testing.T) {
 		go func() {
 			defer close(done)
 			Run(ctx, Config{Clock: clk, SyncPeriod: time.Second, HousekeepingPeriod: 2 * time.Second,
-				Updates: updates, PLEG: events, Queue: q, Runtime: rt, Handler: h,
+				Updates: updates, PLEG: events, Finished: finished, Queue: q, Runtime: rt, Handler: h,
 				SourcesReady: func() bool { sourcesReady.Lock(); defer sourcesReady.Unlock(); return ready }})
 		}()
 		updates <- podconfig.PodUpdate{Op: podconfig.ADD}
 		events <- &pleg.Event{ID: "p", Type: pleg.ContainerStarted}
 		events <- &pleg.Event{ID: "p", Type: pleg.ContainerRemoved}
+		finished <- "done"
 		synctest.Wait()
 		q.Enqueue("due", 0)
 		clk.Step(2 * time.Second) // a sync tick and a housekeeping tick, before sources are ready
@@ -100,6 +108,9 @@ func TestLoop(t *testing.T) {
 		h.mu.Lock()
 		if len(h.updates) != 1 || len(h.syncs) != 2 || h.syncs[0][0] != "p" || h.syncs[1][0] != "due" || h.housekeeping != 0 {
 			t.Errorf("updates %v syncs %v housekeeping %d", h.updates, h.syncs, h.housekeeping)
+		}
+		if len(h.finished) != 1 || h.finished[0] != "done" {
+			t.Errorf("finished pods %v, want the one sent", h.finished)
 		}
 		h.mu.Unlock()
 		sourcesReady.Lock()

@@ -1,9 +1,9 @@
 package syncloop
 
 import (
-	"context"
 	"strings"
 	"testing"
+	"testing/synctest"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -55,9 +55,13 @@ func (f *fakeResizer) RemoveOrphans(keep func(types.UID) bool) {
 // resizes are retried on syncs and the retried pods synced; housekeeping keeps the records of
 // pods that are wanted or still run.
 func TestDispatcherResizes(t *testing.T) {
+	synctest.Test(t, testDispatcherResizes)
+}
+
+func testDispatcherResizes(t *testing.T) {
 	d, _, w, _, _, _ := newTestDispatcher()
 	r := &fakeResizer{pending: map[types.UID]bool{}}
-	d.WithResizer(r)
+	d.resizer = r
 	a, b := tpod("a", "1"), tpod("b", "2")
 	d.HandlePodUpdate(podconfig.PodUpdate{Op: podconfig.ADD, Pods: []*v1.Pod{a, b}})
 	d.HandlePodUpdate(podconfig.PodUpdate{Op: podconfig.UPDATE, Pods: []*v1.Pod{a}})
@@ -76,7 +80,8 @@ func TestDispatcherResizes(t *testing.T) {
 	}
 
 	d.HandlePodUpdate(podconfig.PodUpdate{Op: podconfig.REMOVE, Pods: []*v1.Pod{b}})
-	d.HandleHousekeeping(context.Background())
+	delete(w.known, "2") // its worker finished and was forgotten
+	housekeep(t, d)
 	if got := r.kept; len(got) != 1 || got[0] != "1" {
 		t.Errorf("housekeeping kept %v, want only the wanted pod", got)
 	}

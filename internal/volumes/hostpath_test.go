@@ -10,6 +10,8 @@ import (
 	"golang.org/x/sys/unix"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
+
+	"github.com/nodelet/nodelet/internal/testharness/ci"
 )
 
 func TestHostPathTypes(t *testing.T) {
@@ -68,7 +70,7 @@ func TestHostPathTypes(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.path == "" {
-				t.Skip("needs root to create a block device")
+				ci.Skip(t, "%s needs root to create a block device", t.Name())
 			}
 			vol := hostPathVol("hp", tc.path, ptr.To(tc.typ))
 			got, err := setUpHostPath(&vol)

@@ -13,6 +13,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
+
+	"github.com/nodelet/nodelet/internal/testharness/ci"
 )
 
 func TestParseMountInfo(t *testing.T) {
@@ -52,16 +54,10 @@ func TestParseMountInfo(t *testing.T) {
 	}
 }
 
-// requireRoot skips loudly when not root, unless CI is set: CI must run the real mount tests.
+// requireRoot skips loudly when not root, or fails in CI: CI must run the real mount tests.
 func requireRoot(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() == 0 {
-		return
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatalf("CI is set but the test is not running as root: the real tmpfs tests cannot run")
-	}
-	t.Skipf("SKIPPED: %s mounts a real tmpfs and needs root (run as root, or set CI=1 to make this a failure)", t.Name())
+	ci.RequireRoot(t, "mounts a real tmpfs")
 }
 
 func mountTmpfs(t *testing.T, m Mounter, dir string, size int64) {

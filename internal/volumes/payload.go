@@ -9,7 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
-	"github.com/nodelet/nodelet/internal/runtime/criconfig"
+	"github.com/nodelet/nodelet/internal/kuberuntime/criconfig"
 )
 
 // Objects is what the API-backed volumes (configMap, secret, projected) need of the API

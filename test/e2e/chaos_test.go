@@ -32,6 +32,7 @@ import (
 
 	"github.com/nodelet/nodelet/internal/container"
 	"github.com/nodelet/nodelet/internal/cri"
+	"github.com/nodelet/nodelet/internal/testharness"
 )
 
 const (
@@ -533,14 +534,6 @@ func allMounts() map[string]bool {
 	return out
 }
 
-// testenvDir is the test environment's directory (containerd's root and state).
-func testenvDir() string {
-	if dir := os.Getenv("TESTENV_DIR"); dir != "" {
-		return strings.TrimRight(dir, "/")
-	}
-	return defaultTestenvDir
-}
-
 // countLeaks looks for what the pods (by UID) and their sandboxes and containers (by ID) left:
 // sandboxes and containers in the runtime, mounts under the node's root directory, mounts of
 // the runtime (under the test environment's directory) that were not there before the test
@@ -580,12 +573,12 @@ func (n *node) countLeaks(uids, ids []string, baseline map[string]bool) leakCoun
 			}
 		}
 	}
-	rootMounts := mountsUnder(n.rootDir)
+	rootMounts := testharness.MountsUnder(n.rootDir)
 	for _, m := range rootMounts {
 		l.mounts++
 		l.details = append(l.details, "mount "+m)
 	}
-	envDir := testenvDir() + "/"
+	envDir := testharness.TestenvDir() + "/"
 	for m := range allMounts() {
 		if slices.Contains(rootMounts, m) {
 			continue
@@ -599,12 +592,7 @@ func (n *node) countLeaks(uids, ids []string, baseline map[string]bool) leakCoun
 	}
 	sort.Strings(l.runtimeMounts)
 	for _, uid := range uids {
-		var left []string
-		for _, pattern := range []string{"/sys/fs/cgroup/*/kubepods/pod", "/sys/fs/cgroup/*/kubepods/*/pod",
-			"/sys/fs/cgroup/kubepods/pod", "/sys/fs/cgroup/kubepods/*/pod"} {
-			found, _ := filepath.Glob(pattern + uid)
-			left = append(left, found...)
-		}
+		left := testharness.PodCgroups(uid)
 		if len(left) > 0 {
 			l.cgroups++
 			l.cgroupDirs = append(l.cgroupDirs, left...)
@@ -872,7 +860,7 @@ func TestChaosKillNodeletDuringBurst(t *testing.T) {
 // hack/testenv.sh keeps.
 func testenvContainerdPID(t *testing.T) int {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(testenvDir(), "run", "containerd.pid"))
+	b, err := os.ReadFile(filepath.Join(testharness.TestenvDir(), "run", "containerd.pid"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -881,7 +869,7 @@ func testenvContainerdPID(t *testing.T) int {
 		t.Fatalf("containerd pid file: %v", err)
 	}
 	cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	if !strings.Contains(string(cmdline), testenvDir()) {
+	if !strings.Contains(string(cmdline), testharness.TestenvDir()) {
 		t.Fatalf("pid %d is not the test environment's containerd: %q", pid, cmdline)
 	}
 	return pid

@@ -19,6 +19,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
+
+	"github.com/nodelet/nodelet/internal/testharness"
 )
 
 // clusterScript is hack/cluster.sh relative to this package's directory.
@@ -143,7 +145,7 @@ type clusterNode struct {
 func startClusterNode(t *testing.T, extraArgs ...string) *clusterNode {
 	t.Helper()
 	c := cluster(t)
-	name := "e2e-" + strings.ToLower(randomHex(t, 4))
+	name := "e2e-" + strings.ToLower(testharness.RandomHex(4))
 	out, err := runCluster("kubeconfig", name)
 	if err != nil {
 		t.Fatalf("%s kubeconfig %s: %v\n%s", clusterScript, name, err, out)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/nodelet/nodelet/internal/container"
 	"github.com/nodelet/nodelet/internal/cri"
+	"github.com/nodelet/nodelet/internal/testharness"
 )
 
 // podContainers lists the runtime's containers of a pod, by instance (attempt).
@@ -51,11 +52,8 @@ func podLeftovers(t *testing.T, c *cri.Client, uid types.UID, logDir string) []s
 	if _, err := os.Stat(logDir); err == nil {
 		left = append(left, "log directory "+logDir)
 	}
-	for _, pattern := range []string{"/sys/fs/cgroup/*/kubepods/pod", "/sys/fs/cgroup/*/kubepods/*/pod", "/sys/fs/cgroup/kubepods/pod", "/sys/fs/cgroup/kubepods/*/pod"} {
-		cgroups, _ := filepath.Glob(pattern + string(uid))
-		for _, cg := range cgroups {
-			left = append(left, "cgroup "+cg)
-		}
+	for _, cg := range testharness.PodCgroups(string(uid)) {
+		left = append(left, "cgroup "+cg)
 	}
 	return left
 }
@@ -67,7 +65,7 @@ func podLeftovers(t *testing.T, c *cri.Client, uid types.UID, logDir string) []s
 // no cgroup.
 func TestContainerGarbageCollection(t *testing.T) {
 	n := startNode(t, "--maximum-dead-containers-per-container=1", "--minimum-container-ttl-duration=2s", "--container-gc-period=1s")
-	stale := filepath.Join(n.logsDir, "default_stale-"+n.name+"_"+randomHex(t, 8))
+	stale := filepath.Join(n.logsDir, "default_stale-"+n.name+"_"+testharness.RandomHex(8))
 	if err := os.MkdirAll(filepath.Join(stale, "c"), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -3,8 +3,6 @@ package e2e
 import (
 	"bufio"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"net/netip"
 	"os"
@@ -13,11 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 
 	"github.com/nodelet/nodelet/internal/cri"
+	"github.com/nodelet/nodelet/internal/testharness"
 )
 
 const (
@@ -50,7 +47,7 @@ func TestCRIPodLifecycle(t *testing.T) {
 	}
 	t.Logf("pulled %s as %s in %v", busyboxImage, pulled.GetImageRef(), time.Since(start).Round(time.Millisecond))
 
-	suffix := randomHex(t, 4)
+	suffix := testharness.RandomHex(4)
 	uid := randomUID(t)
 	logDir := t.TempDir()
 	sbConfig := &runtimeapi.PodSandboxConfig{
@@ -207,15 +204,8 @@ func removeSandbox(t *testing.T, c *cri.Client, id string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if _, err := c.Runtime.StopPodSandbox(ctx, &runtimeapi.StopPodSandboxRequest{PodSandboxId: id}); err != nil {
-		if status.Code(err) == codes.NotFound {
-			return
-		}
-		t.Errorf("StopPodSandbox(%s): %v", id, err)
-	}
-	_, err := c.Runtime.RemovePodSandbox(ctx, &runtimeapi.RemovePodSandboxRequest{PodSandboxId: id})
-	if err != nil && status.Code(err) != codes.NotFound {
-		t.Errorf("RemovePodSandbox(%s): %v", id, err)
+	if err := testharness.RemoveSandbox(ctx, c, id); err != nil {
+		t.Error(err)
 	}
 }
 
@@ -257,18 +247,9 @@ func readCRILog(t *testing.T, path string) []string {
 	return lines
 }
 
-func randomHex(t *testing.T, n int) string {
-	t.Helper()
-	b := make([]byte, n)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatalf("reading random bytes: %v", err)
-	}
-	return hex.EncodeToString(b)
-}
-
 // randomUID returns a random UUID-formatted string, like a pod's metadata.uid.
 func randomUID(t *testing.T) string {
-	h := randomHex(t, 16)
+	h := testharness.RandomHex(16)
 	return fmt.Sprintf("%s-%s-%s-%s-%s", h[0:8], h[8:12], h[12:16], h[16:20], h[20:32])
 }
 

@@ -20,6 +20,7 @@ import (
 
 	"github.com/nodelet/nodelet/internal/container"
 	"github.com/nodelet/nodelet/internal/cri"
+	"github.com/nodelet/nodelet/internal/testharness"
 )
 
 // Issue 7, acceptance 2: the evented PLEG is on by default; it follows containerd 2.x's CRI
@@ -237,7 +238,7 @@ func TestEventedPLEGFallbackOnContainerd16(t *testing.T) {
 	if v := runtimeVersion(t, e); !strings.HasPrefix(v, "1.6.") {
 		t.Fatalf("runtime version %q at %s, want containerd 1.6", v, e.endpoint)
 	}
-	n := startNodeOn(t, e, "e2e-"+strings.ToLower(randomHex(t, 4)))
+	n := startNodeOn(t, e, "e2e-"+strings.ToLower(testharness.RandomHex(4)))
 	n.logs.waitCount(t, 30*time.Second, 1, eventsFallbackMsg)
 	line := n.logs.matching(eventsFallbackMsg)[0]
 	if !strings.Contains(line, relistEverySecond) || !strings.Contains(line, unimplementedError) {
@@ -285,7 +286,7 @@ func TestEventedPLEGOnContainerd2(t *testing.T) {
 	if v := runtimeVersion(t, e); !strings.HasPrefix(v, "2.") {
 		t.Fatalf("runtime version %q at %s, want containerd 2.x", v, e.endpoint)
 	}
-	n := startNodeOn(t, e, "e2e-"+strings.ToLower(randomHex(t, 4)))
+	n := startNodeOn(t, e, "e2e-"+strings.ToLower(testharness.RandomHex(4)))
 	n.logs.waitCount(t, 30*time.Second, 1, eventStreamUpMsg)
 	t.Logf("stream up logged: %s", n.logs.matching(eventStreamUpMsg)[0])
 

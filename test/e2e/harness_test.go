@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -20,7 +19,7 @@ import (
 
 	"github.com/nodelet/nodelet/internal/container"
 	"github.com/nodelet/nodelet/internal/cri"
-	"github.com/nodelet/nodelet/internal/volumes"
+	"github.com/nodelet/nodelet/internal/testharness"
 )
 
 var (
@@ -38,15 +37,21 @@ func nodeletBin(t *testing.T) string {
 			binErr = err
 			return
 		}
-		binPath = filepath.Join(dir, "nodelet")
-		if out, err := exec.Command("go", "build", "-o", binPath, "../../cmd/nodelet").CombinedOutput(); err != nil {
-			binErr = fmt.Errorf("build nodelet: %v\n%s", err, out)
-		}
+		binPath, binErr = buildNodeletIn(dir)
 	})
 	if binErr != nil {
 		t.Fatal(binErr)
 	}
 	return binPath
+}
+
+// buildNodeletIn builds the repository's ./cmd/nodelet into dir.
+func buildNodeletIn(dir string) (string, error) {
+	root, err := testharness.RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	return testharness.BuildNodelet(context.Background(), root, dir)
 }
 
 // node is one nodelet process run by a test, with its own manifest directory, state, logs,
@@ -69,18 +74,17 @@ type node struct {
 
 func freePort(t *testing.T) int {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := testharness.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
+	return port
 }
 
 // startNode starts nodelet; the test's cleanup stops it and removes the pods it ran.
 func startNode(t *testing.T, extraArgs ...string) *node {
 	t.Helper()
-	return startNamedNode(t, "e2e-"+strings.ToLower(randomHex(t, 4)), extraArgs...)
+	return startNamedNode(t, "e2e-"+strings.ToLower(testharness.RandomHex(4)), extraArgs...)
 }
 
 // startNamedNode is startNode with the node name given.
@@ -159,10 +163,7 @@ func (n *node) cleanup() {
 		cgroupsLeft := func() []string {
 			var out []string
 			for _, uid := range uids {
-				for _, pattern := range []string{"/sys/fs/cgroup/*/kubepods/pod", "/sys/fs/cgroup/*/kubepods/*/pod"} {
-					left, _ := filepath.Glob(pattern + uid)
-					out = append(out, left...)
-				}
+				out = append(out, testharness.PodCgroups(uid)...)
 			}
 			return out
 		}
@@ -180,7 +181,7 @@ func (n *node) cleanup() {
 			pods, err := n.pods()
 			// The container GC may remove a sandbox before housekeeping removed the pod's cgroups,
 			// which the next housekeeping does: wait for those too.
-			if err == nil && len(pods) == 0 && len(n.nodeSandboxes()) == 0 && len(mountsUnder(n.rootDir)) == 0 && len(cgroupsLeft()) == 0 {
+			if err == nil && len(pods) == 0 && len(n.nodeSandboxes()) == 0 && len(testharness.MountsUnder(n.rootDir)) == 0 && len(cgroupsLeft()) == 0 {
 				break
 			}
 			time.Sleep(300 * time.Millisecond)
@@ -188,12 +189,12 @@ func (n *node) cleanup() {
 		if sb := n.nodeSandboxes(); len(sb) > 0 {
 			n.t.Errorf("cleanup: nodelet left %d sandboxes after every manifest was removed", len(sb))
 		}
-		if m := mountsUnder(n.rootDir); len(m) > 0 {
+		if m := testharness.MountsUnder(n.rootDir); len(m) > 0 {
 			n.t.Errorf("cleanup: nodelet left mounts after every manifest was removed: %v", m)
 		}
 	}
 	n.stop()
-	for _, m := range mountsUnder(n.rootDir) {
+	for _, m := range testharness.MountsUnder(n.rootDir) {
 		_ = syscall.Unmount(m, syscall.MNT_DETACH)
 	}
 	if n.t.Failed() {
@@ -208,9 +209,8 @@ func (n *node) cleanup() {
 	}
 	defer c.Close()
 	for _, s := range n.nodeSandboxes() {
-		_ = c.StopPodSandbox(ctx, s.Id)
-		if err := c.RemovePodSandbox(ctx, s.Id); err != nil {
-			n.t.Errorf("cleanup: remove sandbox %s: %v", s.Id, err)
+		if err := testharness.RemoveSandbox(ctx, c, s.Id); err != nil {
+			n.t.Errorf("cleanup: %v", err)
 		}
 	}
 }
@@ -354,23 +354,9 @@ func (n *node) nodeSandboxes() []*runtimeapi.PodSandbox {
 		return nil
 	}
 	defer c.Close()
-	all, err := c.ListPodSandbox(ctx, nil)
+	sbs, err := testharness.NodeSandboxes(ctx, c, n.name)
 	if err != nil {
-		n.t.Errorf("list sandboxes: %v", err)
-		return nil
+		n.t.Error(err)
 	}
-	var out []*runtimeapi.PodSandbox
-	for _, s := range all {
-		if strings.HasSuffix(s.Labels[container.PodNameLabel], "-"+n.name) {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-// mountsUnder lists the mount points at or under dir, innermost first (none when dir does not
-// exist).
-func mountsUnder(dir string) []string {
-	m, _ := volumes.MountPointsUnder(dir)
-	return m
+	return sbs
 }

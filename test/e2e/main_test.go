@@ -5,14 +5,12 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
-)
 
-// defaultTestenvDir is hack/testenv.sh's default TESTENV_DIR.
-const defaultTestenvDir = "/var/lib/nodelet-testenv"
+	"github.com/nodelet/nodelet/internal/testharness"
+	"github.com/nodelet/nodelet/internal/testharness/ci"
+)
 
 // testenvScript is hack/testenv.sh relative to this package's directory,
 // which is the working directory of `go test`.
@@ -87,20 +85,12 @@ type env struct {
 func testenv(t *testing.T) env {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		msg := "e2e test needs root: it runs containerd, mounts filesystems and creates a bridge"
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s (CI is set, so not running it is a failure)", msg)
-		}
-		t.Skipf("SKIPPING E2E TEST: %s; run `sudo go test ./test/e2e/`", msg)
+		ci.Skip(t, "e2e test needs root: it runs containerd, mounts filesystems and creates a bridge; run `sudo go test ./test/e2e/`")
 	}
 	start := time.Now()
 	if out, err := runTestenv("up"); err != nil {
 		t.Fatalf("%s up: %v\n%s", testenvScript, err, out)
 	}
 	t.Logf("test environment up in %v", time.Since(start).Round(time.Millisecond))
-	dir := os.Getenv("TESTENV_DIR")
-	if dir == "" {
-		dir = defaultTestenvDir
-	}
-	return env{endpoint: "unix://" + filepath.Join(strings.TrimRight(dir, "/"), "containerd.sock")}
+	return env{endpoint: testharness.TestenvEndpoint()}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nodelet/nodelet/internal/cri"
+	"github.com/nodelet/nodelet/internal/testharness"
 )
 
 // TestMakeRun runs the README's first command, `make run`, as written: it brings the test
@@ -31,7 +32,7 @@ func TestMakeRun(t *testing.T) {
 			_ = c.StopPodSandbox(context.Background(), s.Id)
 			_ = c.RemovePodSandbox(context.Background(), s.Id)
 		}
-		for _, m := range mountsUnder(leftovers.rootDir) {
+		for _, m := range testharness.MountsUnder(leftovers.rootDir) {
 			_ = syscall.Unmount(m, syscall.MNT_DETACH)
 		}
 	})

@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -15,11 +13,9 @@ import (
 // buildNodelet builds the binary into a directory every user can read.
 func buildNodelet(t *testing.T) string {
 	t.Helper()
-	dir := worldReadableTempDir(t)
-	bin := filepath.Join(dir, "nodelet")
-	cmd := exec.Command("go", "build", "-o", bin, "../../cmd/nodelet")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build nodelet: %v\n%s", err, out)
+	bin, err := buildNodeletIn(worldReadableTempDir(t))
+	if err != nil {
+		t.Fatal(err)
 	}
 	return bin
 }

@@ -13,6 +13,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/nodelet/nodelet/internal/testharness"
 )
 
 // fakeOOM is a kernel OOM report with a unique process name and a pid no process has
@@ -25,7 +27,7 @@ type fakeOOM struct {
 }
 
 func newFakeOOM(t *testing.T, kind, cgroup string) fakeOOM {
-	return fakeOOM{name: "nodelet-e2e-" + kind + "-" + randomHex(t, 3), pid: 5_000_000 + rand.IntN(1_000_000), cgroup: cgroup}
+	return fakeOOM{name: "nodelet-e2e-" + kind + "-" + testharness.RandomHex(3), pid: 5_000_000 + rand.IntN(1_000_000), cgroup: cgroup}
 }
 
 // lines are the kernel's records of the kill (kernel >= 4.19), with the kernel's levels.
@@ -91,7 +93,7 @@ func TestSystemOOMEvent(t *testing.T) {
 	n := startNode(t)
 	n.logs.waitCount(t, 30*time.Second, 1, watchingKernelLog, `path="/dev/kmsg"`)
 
-	ctr := newFakeOOM(t, "ctr", "/kubepods/burstable/pod"+randomHex(t, 8)+"/"+randomHex(t, 8))
+	ctr := newFakeOOM(t, "ctr", "/kubepods/burstable/pod"+testharness.RandomHex(8)+"/"+testharness.RandomHex(8))
 	sys := newFakeOOM(t, "sys", "")
 	ctr.inject(t)
 	sys.inject(t)

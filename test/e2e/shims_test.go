@@ -11,6 +11,8 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/nodelet/nodelet/internal/testharness"
 )
 
 // fakeShimSource is a process that looks like a containerd shim of the test containerd, and
@@ -76,7 +78,7 @@ func TestOrphanedShimStopped(t *testing.T) {
 		t.Fatalf("build the fake shim: %v\n%s", err, out)
 	}
 	e := testenv(t)
-	shim := exec.Command(bin, "-namespace", "k8s.io", "-id", "nodelet-e2e-orphan-"+randomHex(t, 4), "-address", strings.TrimPrefix(e.endpoint, "unix://"))
+	shim := exec.Command(bin, "-namespace", "k8s.io", "-id", "nodelet-e2e-orphan-"+testharness.RandomHex(4), "-address", strings.TrimPrefix(e.endpoint, "unix://"))
 	shim.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := shim.Start(); err != nil {
 		t.Fatal(err)

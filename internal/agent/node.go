@@ -1,0 +1,297 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+
+	"github.com/prometheus/client_golang/prometheus"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/nodelet/nodelet/internal/admission"
+	"github.com/nodelet/nodelet/internal/allocation"
+	"github.com/nodelet/nodelet/internal/containergc"
+	"github.com/nodelet/nodelet/internal/cri"
+	"github.com/nodelet/nodelet/internal/events"
+	"github.com/nodelet/nodelet/internal/eviction"
+	"github.com/nodelet/nodelet/internal/imagegc"
+	"github.com/nodelet/nodelet/internal/kuberuntime"
+	"github.com/nodelet/nodelet/internal/kuberuntime/criconfig"
+	"github.com/nodelet/nodelet/internal/lifecycle"
+	"github.com/nodelet/nodelet/internal/logrotation"
+	"github.com/nodelet/nodelet/internal/metrics"
+	"github.com/nodelet/nodelet/internal/pleg"
+	"github.com/nodelet/nodelet/internal/podconfig"
+	"github.com/nodelet/nodelet/internal/podmanager"
+	"github.com/nodelet/nodelet/internal/podsync"
+	"github.com/nodelet/nodelet/internal/podworkers"
+	"github.com/nodelet/nodelet/internal/prober"
+	"github.com/nodelet/nodelet/internal/server"
+	"github.com/nodelet/nodelet/internal/stats"
+	"github.com/nodelet/nodelet/internal/statusmanager"
+	"github.com/nodelet/nodelet/internal/syncloop"
+	"github.com/nodelet/nodelet/internal/volumes"
+)
+
+// node is the agent's components, wired. newNode builds them all before anything runs: the
+// CRI client connects on its first call, so the servers get the real stats provider, stream
+// targets and health checks from the start, and /healthz can say that the runtime is not
+// ready. run starts them. It holds components, not pod state.
+type node struct {
+	cfg   Config
+	deps  Deps
+	facts nodeFacts
+
+	client       *cri.Client
+	rs           *runtimeState
+	checks       *admission.Checks // Handlers are set once the runtime answered
+	mux          *podconfig.Mux
+	queue        *syncloop.WorkQueue
+	store        *events.Store
+	recorder     *teeRecorder
+	km           *metrics.Kubelet
+	probeMetrics *metrics.Probes
+	cl           *cluster // nil in standalone mode
+
+	pods       *podmanager.Manager
+	statuses   *statusmanager.Manager
+	logs       *logrotation.Manager
+	rt         *kuberuntime.Manager
+	provider   *stats.Provider
+	images     *imagegc.Manager
+	relister   relister
+	probes     *prober.Manager
+	syncer     *podsync.Syncer
+	workers    *podworkers.PodWorkers
+	containers *containergc.Manager
+	dispatcher *syncloop.Dispatcher
+	evictions  *eviction.Manager
+	finished   chan types.UID // pods whose worker finished: the sync loop has them removed
+
+	servers []runnable // the read-only API and, in cluster mode, the kubelet API
+}
+
+// runnable is a server or loop the node starts.
+type runnable struct {
+	name string
+	run  func(ctx context.Context) error
+}
+
+// newNode validates cfg and deps and builds every component. It reads the node's facts and
+// the checkpoints under the root directory; it starts nothing.
+func newNode(cfg Config, deps Deps) (*node, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if deps.Clock == nil || deps.Reporter == nil {
+		return nil, errors.New("agent: Clock and Reporter are required")
+	}
+	if cfg.CgroupFSRoot == "" {
+		cfg.CgroupFSRoot = "/sys/fs/cgroup"
+	}
+	if cfg.LogRotation == (logrotation.Config{}) {
+		cfg.LogRotation = logrotation.DefaultConfig()
+	}
+	n := &node{cfg: cfg, deps: deps, rs: newRuntimeState(), finished: make(chan types.UID, 128)}
+	var err error
+	if n.facts, err = readNodeFacts(cfg.NodeIP); err != nil {
+		return nil, err
+	}
+	sysctls, err := admission.NewSysctlAllowlist(append(admission.SafeSysctls(n.facts.kernel), cfg.AllowedUnsafeSysctls...))
+	if err != nil {
+		return nil, fmt.Errorf("allowedUnsafeSysctls: %w", err)
+	}
+	n.checks = &admission.Checks{Sysctls: sysctls, AppArmorHostErr: n.facts.appArmorErr}
+	for _, dir := range []string{cfg.RootDir, cfg.PodLogsDir} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("create %s: %w", dir, err)
+		}
+	}
+	n.pods = podmanager.New()
+	n.statuses = statusmanager.New(n.pods)
+	n.mux = podconfig.NewMux(deps.Clock, deps.Reporter, 50)
+	n.store = newRecorder(deps.Clock, cfg.NodeName)
+	n.recorder = &teeRecorder{local: n.store, nodeName: cfg.NodeName}
+	n.queue = syncloop.NewWorkQueue(deps.Clock)
+	n.km, n.probeMetrics = metrics.New(deps.Clock), metrics.NewProbes()
+	if n.client, err = cri.New(cfg.RuntimeEndpoint, n.km.DialOptions()...); err != nil {
+		return nil, fmt.Errorf("container runtime endpoint: %w", err)
+	}
+	var desired syncloop.Desired = n.pods
+	if cfg.Cluster.Kubeconfig != "" {
+		if n.cl, err = newCluster(cfg, deps, n.pods, n.queue); err != nil {
+			return nil, err
+		}
+		n.recorder.api = n.cl.events
+		desired = registeringDesired{Manager: n.pods, objects: n.cl.objects}
+		n.checks.RuntimeClasses = n.cl.classes
+	}
+	if err := n.buildPods(desired); err != nil {
+		return nil, err
+	}
+	return n, n.buildServers()
+}
+
+// buildPods builds what runs pods: the runtime manager and its helpers, the PLEG, the prober,
+// the pod workers, the dispatcher, the garbage collectors, the eviction manager and, in cluster
+// mode, the node status and pod status managers.
+func (n *node) buildPods(desired syncloop.Desired) error {
+	cfg, deps, client, facts, cl := n.cfg, n.deps, n.client, n.facts, n.cl
+	var err error
+	if n.logs, err = logrotation.New(cfg.LogRotation, logrotation.Deps{Runtime: client, Clock: deps.Clock}); err != nil {
+		return err
+	}
+	volCfg := volumes.Config{RootDir: cfg.RootDir, ClusterDomain: cfg.ClusterDomain, Clock: deps.Clock,
+		NodeAllocatableMemory: facts.memoryCapacity, NodeAllocatable: facts.allocatable, SubPathEnv: subPathEnv(facts, nil, nil)}
+	rtDeps := kuberuntime.Deps{Sandboxes: client, Containers: client, Reader: client, Images: client, Version: client,
+		Recorder: n.recorder, Clock: deps.Clock, Hooks: lifecycle.New(deps.Clock, client), Logs: n.logs}
+	if cl != nil {
+		volCfg.Objects, volCfg.SubPathEnv = cl.objects, subPathEnv(facts, cl.objects, cl.services)
+		rtDeps.Objects, rtDeps.Services, rtDeps.RuntimeClasses = cl.objects, cl.services, cl.classes
+	}
+	vols := volumes.New(volCfg, volumes.NewSystemMounter())
+	rtDeps.Volumes = vols
+	// The Node pods are admitted against: the API server's once registered (cluster mode), the
+	// locally built one before and in standalone mode. Set below, once the node status manager
+	// exists; read only once the sync loop runs.
+	nodeFor := standaloneNode(cfg, facts, n.rs)
+	alloc, err := allocation.New(allocation.Config{RootDir: cfg.RootDir}, allocation.Deps{
+		Admission: nodeAdmission{node: func() *v1.Node { return nodeFor() }, checks: n.checks, statuses: n.statuses, recorder: n.recorder},
+		Recorder:  n.recorder, Clock: deps.Clock})
+	if err != nil {
+		return err
+	}
+	rtDeps.Actuations = alloc
+	resolv, err := readResolvConf(cfg.ResolvConf)
+	if err != nil {
+		return err
+	}
+	if n.rt, err = kuberuntime.New(kuberuntime.Config{
+		NodeName: cfg.NodeName, PodLogsDir: cfg.PodLogsDir, CgroupRoot: "/kubepods",
+		ClusterDNS: criconfig.ClusterDNS{Servers: cfg.ClusterDNS, Domain: cfg.ClusterDomain},
+		HostResolv: resolv, HostIPs: facts.hostIPs,
+		MemoryCapacity: facts.memoryCapacity, Allocatable: facts.allocatable, SerializeImagePulls: cfg.SerializeImagePulls,
+		CgroupFSRoot: cfg.CgroupFSRoot, HostMaskedPaths: facts.maskedPaths,
+		Seccomp: criconfig.Seccomp{Default: cfg.SeccompDefault, Root: filepath.Join(cfg.RootDir, "seccomp")}, DeadContainers: cfg.ContainerGC,
+	}, rtDeps); err != nil {
+		return err
+	}
+	if n.provider, err = stats.New(stats.Config{NodeName: cfg.NodeName, RootDir: cfg.RootDir, PodLogsDir: cfg.PodLogsDir, CgroupRoot: "/kubepods",
+		VolumeStatsAge: cfg.VolumeStatsAggPeriod}, stats.Deps{Runtime: client, Images: client, Clock: deps.Clock}); err != nil {
+		return err
+	}
+	if n.images, err = imagegc.New(cfg.ImageGC, imagegc.Deps{Images: client, Containers: client, Fs: n.provider, Recorder: n.recorder, Clock: deps.Clock}); err != nil {
+		return fmt.Errorf("image garbage collection: %w", err)
+	}
+	n.km.WatchRuntime(n.rt)
+	cache := pleg.NewCache()
+	if n.relister, err = newPLEG(cfg, deps, n.rt, cache, client, n.km); err != nil {
+		return err
+	}
+	n.probes = prober.NewManager(prober.Config{Clock: deps.Clock}, prober.Deps{Statuses: n.statuses, Exec: client, Recorder: n.recorder, Metrics: n.probeMetrics})
+	syncDeps := podsync.Deps{Runtime: n.rt, Statuses: n.statuses, Probes: n.probes, Clock: deps.Clock, Metrics: n.km,
+		Allocations: alloc, Volumes: vols, Version: client}
+	if cl != nil {
+		syncDeps.Mirrors = cl.mirrors
+	}
+	if n.syncer, err = podsync.New(podsync.Config{HostIPs: facts.hostIPs}, syncDeps); err != nil {
+		return err
+	}
+	if n.workers, err = podworkers.New(podworkers.Config{Clock: deps.Clock, ResyncInterval: cfg.SyncFrequency, JitterFactor: 0.5},
+		podworkers.Deps{Syncer: n.syncer, Cache: cache, Requeuer: n.queue, Metrics: n.km, Finished: n.finished}); err != nil {
+		return err
+	}
+	if n.containers, err = newContainerGC(cfg, deps, client, n.rt, n.workers, n.recorder, n.mux); err != nil {
+		return err
+	}
+	housekeepers := []syncloop.Housekeeper{n.rt}
+	if cl != nil {
+		housekeepers = append(housekeepers, cl.mirrors)
+	}
+	if n.dispatcher, err = syncloop.NewDispatcher(syncloop.DispatcherDeps{Desired: desired, Workers: n.workers, Cleaner: n.rt,
+		Dirs: vols, Statuses: n.statuses, Probes: n.probes, Admission: alloc, Resizer: alloc, Housekeepers: housekeepers}); err != nil {
+		return err
+	}
+	if n.evictions, err = eviction.New(cfg.Eviction, eviction.Deps{Clock: deps.Clock, Summary: n.provider, Pods: n.dispatcher, Metrics: n.km,
+		Killer: podEvicter{n.workers}, Recorder: n.recorder, ImageGC: eviction.ReclaimFunc(n.images.DeleteUnusedImages),
+		ContainerGC: eviction.ReclaimFunc(n.containers.DeleteAllUnusedContainers)}); err != nil {
+		return err
+	}
+	n.checks.Pressure = n.evictions
+	if cl != nil {
+		if err := cl.buildNodeStatus(cfg, deps, client, n.rs, n.readiness, n.evictions); err != nil {
+			return err
+		}
+		nodeFor = cl.admissionNode(nodeFor)
+		if err := cl.buildStatusSync(deps, n.statuses, n.workers); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// buildServers builds the read-only API and, in cluster mode, the kubelet API.
+func (n *node) buildServers() error {
+	cfg, deps := n.cfg, n.deps
+	targets := &runtimeTargets{pods: n.pods, lister: n.rt, client: n.client}
+	resourceMetrics := prometheus.NewRegistry()
+	resourceMetrics.MustRegister(stats.NewResourceMetricsCollector(n.provider))
+	serverDeps := server.Deps{Pods: n.statuses, Checks: []server.HealthCheck{n.rs, plegCheck{n.relister}},
+		Logs: logLocator{podLogsDir: cfg.PodLogsDir, pods: n.pods}, Events: n.store, Summary: n.provider,
+		Metrics: map[string]http.Handler{"/metrics": n.km.Handler(), "/metrics/probes": n.probeMetrics.Handler(),
+			"/metrics/resource": metrics.Handler(resourceMetrics)},
+		Streams: &server.Streams{Targets: targets, Streaming: targets, Runner: targets, RunningPods: targets}}
+	if cfg.ReadOnlyAddress != "" {
+		srv, err := server.New(server.Config{Address: cfg.ReadOnlyAddress, Clock: deps.Clock, Profiling: cfg.Profiling}, serverDeps)
+		if err != nil {
+			return err
+		}
+		n.servers = append(n.servers, runnable{"read-only API", srv.Run})
+	}
+	if n.cl != nil && cfg.Cluster.KubeletAPI.Address != "" {
+		srv, err := n.cl.buildKubeletAPI(cfg, deps, serverDeps, n.facts.hostIPs)
+		if err != nil {
+			return err
+		}
+		n.servers = append(n.servers, srv...)
+	}
+	return nil
+}
+
+// readiness lists why the node is not ready: the runtime, the PLEG.
+func (n *node) readiness() []error {
+	var errs []error
+	for _, c := range []server.HealthCheck{n.rs, plegCheck{n.relister}} {
+		if err := c.Check(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}
+
+// plegCheck is the PLEG's health as a health check.
+type plegCheck struct{ r relister }
+
+func (plegCheck) Name() string { return "pleg" }
+
+func (c plegCheck) Check() error {
+	_, err := c.r.Healthy()
+	return err
+}
+
+// readResolvConf reads the host's resolv.conf (resolvConf) for pods with DNS policy Default;
+// "" is none, as upstream. A file that cannot be read is an error naming the field.
+func readResolvConf(path string) (criconfig.ResolvConf, error) {
+	if path == "" {
+		return criconfig.ResolvConf{}, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return criconfig.ResolvConf{}, fmt.Errorf("resolvConf %s: %w (set resolvConf to \"\" to give pods no host DNS configuration)", path, err)
+	}
+	return criconfig.ParseResolvConf(b), nil
+}

@@ -1,0 +1,131 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"github.com/nodelet/nodelet/internal/cri"
+	"github.com/nodelet/nodelet/internal/metrics"
+	"github.com/nodelet/nodelet/internal/pleg"
+	"github.com/nodelet/nodelet/internal/podconfig"
+	"github.com/nodelet/nodelet/internal/syncloop"
+)
+
+// run starts the components in order and blocks until ctx ends and all of them have stopped:
+// the API watches, the servers and the pod sources at once; once the runtime answers, the
+// runtime's status, the node status, the garbage collectors, the eviction manager, the PLEG,
+// the removals and the sync loop.
+func (n *node) run(ctx context.Context) error {
+	cfg, deps, cl := n.cfg, n.deps, n.cl
+	var g group
+	defer g.wg.Wait()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer n.client.Close()
+	if cl != nil {
+		defer cl.stopEvents()
+		cl.start(ctx, &g, cfg, deps, n.mux)
+	}
+	for _, s := range n.servers {
+		g.start(s.name, func() error { return s.run(ctx) })
+	}
+	startSources(ctx, &g, cfg, deps, n.mux)
+	if err := startOOMWatcher(ctx, &g, deps.Clock, n.recorder); err != nil {
+		return err
+	}
+
+	if !waitForRuntime(ctx, n.client, deps.Clock, n.rs) {
+		return nil // ctx ended while waiting for the runtime
+	}
+	n.rs.update(ctx, n.client)
+	_, n.checks.Handlers = n.rs.RuntimeFeatures()
+	g.start("runtime status", func() error { n.rs.run(ctx, n.client, deps.Clock, 5*time.Second); return nil })
+	if cl != nil {
+		cl.startNodeStatus(ctx, &g, deps)
+		cl.startStatusSync(ctx, &g)
+	}
+	g.start("container log rotation", func() error { n.logs.Run(ctx); return nil })
+	g.start("image garbage collection", func() error { n.images.Run(ctx); return nil })
+	defer n.probes.Stop()
+	defer n.workers.Stop()
+	g.start("container garbage collection", func() error { n.containers.Run(ctx); return nil })
+	g.start("eviction manager", func() error { n.evictions.Run(ctx); return nil })
+	n.relister.Start(ctx)
+	g.start("pod cleanup", func() error { n.dispatcher.Run(ctx); return nil })
+	sources := cfg.Sources()
+	klog.InfoS("Starting the sync loop", "node", cfg.NodeName, "hostIPs", n.facts.hostIPs, "sources", sources)
+	syncloop.Run(ctx, syncloop.Config{
+		Clock: deps.Clock, SyncPeriod: time.Second, HousekeepingPeriod: 2 * time.Second,
+		Updates: n.mux.Updates(), PLEG: n.relister.Watch(), Queue: n.queue, Runtime: n.rs,
+		SourcesReady: func() bool { return n.mux.SeenAllSources(sources...) },
+		ProbeResults: n.probes.Updates(),
+		Finished:     n.finished,
+		Handler:      n.dispatcher,
+	})
+	return nil
+}
+
+func startSources(ctx context.Context, g *group, cfg Config, deps Deps, mux *podconfig.Mux) {
+	if cfg.StaticPodPath != "" {
+		klog.InfoS("Watching manifest path", "path", cfg.StaticPodPath, "period", cfg.FileCheckFrequency)
+		g.start("file source", func() error {
+			return podconfig.RunFileSource(ctx, podconfig.FileConfig{Path: cfg.StaticPodPath, NodeName: cfg.NodeName,
+				Period: cfg.FileCheckFrequency, Clock: deps.Clock, Sink: mux, Reporter: deps.Reporter})
+		})
+	}
+	if cfg.StaticPodURL != "" {
+		klog.InfoS("Polling manifest URL", "url", cfg.StaticPodURL, "period", cfg.HTTPCheckFrequency)
+		g.start("http source", func() error {
+			return podconfig.RunHTTPSource(ctx, podconfig.HTTPConfig{URL: cfg.StaticPodURL, Header: cfg.StaticPodURLHeader,
+				NodeName: cfg.NodeName, Period: cfg.HTTPCheckFrequency, Clock: deps.Clock, Sink: mux, Reporter: deps.Reporter})
+		})
+	}
+	if cfg.StaticPodPath == "" && cfg.StaticPodURL == "" {
+		klog.InfoS("No pod sources configured: set --pod-manifest-path or --manifest-url (staticPodPath, staticPodURL)")
+	}
+}
+
+// waitForRuntime asks the runtime for its version, retrying with back-off (1 s doubling to
+// 30 s), until it answers (true) or ctx ends (false). Meanwhile the runtime health check says
+// why the node is not ready.
+func waitForRuntime(ctx context.Context, c *cri.Client, clk clock.Clock, rs *runtimeState) bool {
+	backOff := time.Second
+	for {
+		err := c.Ready(ctx, 10*time.Second)
+		if err == nil {
+			v := c.Version()
+			klog.InfoS("Connected to the container runtime", "endpoint", c.Endpoint(), "runtime", v.GetRuntimeName(), "version", v.GetRuntimeVersion())
+			return true
+		}
+		rs.set(fmt.Errorf("cannot reach the container runtime: %w", err))
+		klog.ErrorS(err, "Cannot reach the container runtime; check that it runs and that --container-runtime-endpoint points at its socket", "endpoint", c.Endpoint(), "retryIn", backOff)
+		select {
+		case <-ctx.Done():
+			return false
+		case <-clk.After(backOff):
+		}
+		backOff = min(2*backOff, 30*time.Second)
+	}
+}
+
+// relister is the PLEG the sync loop and the health check use: pleg.Evented or pleg.Generic.
+type relister interface {
+	Start(ctx context.Context)
+	Watch() <-chan *pleg.Event
+	Healthy() (bool, error)
+}
+
+// newPLEG is the evented PLEG (CRI container events, falling back to relisting every second
+// when the runtime has no event stream), or the relisting one when EventedPLEG is off.
+func newPLEG(cfg Config, deps Deps, rt pleg.Runtime, cache *pleg.Cache, client *cri.Client, km *metrics.Kubelet) (relister, error) {
+	base := pleg.Config{Clock: deps.Clock, Runtime: rt, Cache: cache, Metrics: km}
+	if cfg.DisableEventedPLEG {
+		klog.InfoS("Evented PLEG is off: relisting the runtime every second", "relistPeriod", pleg.DefaultRelistPeriod)
+		return pleg.New(base)
+	}
+	return pleg.NewEvented(pleg.EventedConfig{Config: base, Stream: client, StreamMetrics: km})
+}

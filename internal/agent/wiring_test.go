@@ -1,0 +1,231 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/utils/clock"
+
+	"github.com/nodelet/nodelet/internal/fakekube"
+	"github.com/nodelet/nodelet/internal/kubeletconfig"
+	"github.com/nodelet/nodelet/internal/kuberuntime/runtimetest"
+	"github.com/nodelet/nodelet/internal/podconfig"
+	"github.com/nodelet/nodelet/internal/testharness"
+)
+
+// The whole agent, built from the command line as cmd/nodelet builds it, against a fake CRI
+// runtime served over gRPC on a unix socket (and, in cluster mode, client-go's fake clientset):
+// what is wired to what, and that a pod runs through every component, its container IDs
+// carrying the runtime's name. Events, not time, tell the tests when to look; the deadline only
+// bounds a failure.
+
+const wiringDeadline = 60 * time.Second
+
+// fakeCRI serves a fake runtime named "fakert" with busybox present.
+func fakeCRI(t *testing.T) (*runtimetest.Server, string) {
+	t.Helper()
+	srv := &runtimetest.Server{RuntimeName: "fakert", RuntimeVersion: "1.0.0",
+		Runtime: runtimetest.NewFakeRuntime(clock.RealClock{}), Images: runtimetest.NewFakeImages()}
+	srv.Images.SetFakeImages("busybox:1.35")
+	return srv, srv.Serve(t)
+}
+
+// loadConfig is the agent's Config from these flags plus a config file with the logs directory
+// and no host resolv.conf, as cmd/nodelet does it; the cgroups are under a temporary directory.
+func loadConfig(t *testing.T, dir string, args ...string) Config {
+	t.Helper()
+	file := filepath.Join(dir, "config.yaml")
+	conf := "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\npodLogsDir: " + filepath.Join(dir, "logs") + "\nresolvConf: \"\"\n"
+	if err := os.WriteFile(file, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	kc, err := kubeletconfig.Load(append([]string{"--config", file, "--root-dir", filepath.Join(dir, "root")}, args...), nil)
+	if err != nil {
+		t.Fatalf("load the configuration: %v", err)
+	}
+	cfg, err := ConfigFrom(kc)
+	if err != nil {
+		t.Fatalf("ConfigFrom: %v", err)
+	}
+	cfg.CgroupFSRoot = filepath.Join(dir, "cgroup")
+	return cfg
+}
+
+// startNode builds the node and runs it until the test ends.
+func startNode(t *testing.T, cfg Config, deps Deps) *node {
+	t.Helper()
+	n, err := newNode(cfg, deps)
+	if err != nil {
+		t.Fatalf("newNode: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- n.run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("run: %v", err)
+			}
+		case <-time.After(wiringDeadline):
+			t.Error("the node did not stop")
+		}
+	})
+	return n
+}
+
+const busybox = `apiVersion: v1
+kind: Pod
+metadata: {name: web, namespace: default}
+spec:
+  containers:
+  - {name: app, image: busybox:1.35, imagePullPolicy: IfNotPresent, command: [sleep, "3600"]}
+`
+
+func TestStandaloneWiring(t *testing.T) {
+	srv, endpoint := fakeCRI(t)
+	dir := t.TempDir()
+	manifests := filepath.Join(dir, "manifests")
+	if err := os.MkdirAll(manifests, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	port, err := testharness.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := loadConfig(t, dir, "--pod-manifest-path", manifests, "--container-runtime-endpoint", endpoint,
+		"--hostname-override", "node-a", "--read-only-port", fmt.Sprint(port))
+	n := startNode(t, cfg, Deps{Clock: clock.RealClock{}, Reporter: podconfig.LogReporter{}})
+
+	if n.cl != nil {
+		t.Error("standalone: cluster parts built")
+	}
+	if len(n.servers) != 1 || n.servers[0].name != "read-only API" {
+		t.Errorf("servers = %v, want the read-only API alone", n.servers)
+	}
+	if err := os.WriteFile(filepath.Join(manifests, "web.yaml"), []byte(busybox), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st := waitForStatus(t, n, "web-node-a", func(st v1.PodStatus) bool { return st.Phase == v1.PodRunning })
+	if len(st.ContainerStatuses) != 1 || !strings.HasPrefix(st.ContainerStatuses[0].ContainerID, "fakert://") {
+		t.Errorf("container statuses %+v, want one container whose ID is fakert://<id>", st.ContainerStatuses)
+	}
+	if ids := srv.Runtime.ContainerIDs(); len(ids) != 1 || !strings.HasSuffix(st.ContainerStatuses[0].ContainerID, ids[0]) {
+		t.Errorf("runtime containers %v, status %q", ids, st.ContainerStatuses[0].ContainerID)
+	}
+
+	// The read-only API serves the status manager's pods and the runtime-backed health checks.
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/pods", port))
+	if err != nil {
+		t.Fatalf("GET /pods: %v", err)
+	}
+	defer resp.Body.Close()
+	var pods v1.PodList
+	if err := json.NewDecoder(resp.Body).Decode(&pods); err != nil || len(pods.Items) != 1 || pods.Items[0].Status.Phase != v1.PodRunning {
+		t.Errorf("GET /pods: %d pods (%v), want web Running", len(pods.Items), err)
+	}
+	if err := n.rs.Check(); err != nil {
+		t.Errorf("runtime health: %v", err)
+	}
+}
+
+// waitForStatus waits for the status manager's change notifications until the named pod's
+// status satisfies ok.
+func waitForStatus(t *testing.T, n *node, name string, ok func(v1.PodStatus) bool) v1.PodStatus {
+	t.Helper()
+	deadline := time.After(wiringDeadline)
+	for {
+		for _, p := range n.pods.Pods() {
+			if p.Name != name {
+				continue
+			}
+			if st, found := n.statuses.GetPodStatus(p.UID); found && ok(st) {
+				return st
+			}
+		}
+		select {
+		case <-n.statuses.Changed():
+		case <-deadline:
+			t.Fatalf("pod %s: no status as wanted within %v", name, wiringDeadline)
+		}
+	}
+}
+
+func TestClusterWiring(t *testing.T) {
+	_, endpoint := fakeCRI(t)
+	dir := t.TempDir()
+	port, err := testharness.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig := filepath.Join(dir, "kubeconfig") // not read: the fakes stand in for the API server
+	cfg := loadConfig(t, dir, "--kubeconfig", kubeconfig, "--container-runtime-endpoint", endpoint,
+		"--hostname-override", "node-a", "--port", fmt.Sprint(port), "--address", "127.0.0.1")
+	api := fake.NewClientset(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "default", UID: "uid-web"},
+		Spec: v1.PodSpec{NodeName: "node-a", Containers: []v1.Container{{Name: "app", Image: "busybox:1.35",
+			ImagePullPolicy: v1.PullIfNotPresent, TerminationMessagePolicy: v1.TerminationMessageReadFile}},
+			RestartPolicy: v1.RestartPolicyAlways, DNSPolicy: v1.DNSDefault}})
+	api.PrependReactor("create", "nodes", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		a.(clienttesting.CreateAction).GetObject().(*v1.Node).UID = "uid-node" // as the API server does
+		return false, nil, nil
+	})
+	watcher, err := api.CoreV1().Pods("default").Watch(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watcher.Stop()
+	n := startNode(t, cfg, Deps{Clock: clock.RealClock{}, Reporter: podconfig.LogReporter{}, Clients: fakekube.Clients(api)})
+
+	if n.cl == nil || n.cl.node.Load() == nil || n.cl.statusSync == nil {
+		t.Fatal("cluster mode: node status or pod status sync not built")
+	}
+	var names []string
+	for _, s := range n.servers {
+		names = append(names, s.name)
+	}
+	if strings.Join(names, ",") != "kubelet API,client CA reload" {
+		t.Errorf("servers = %v, want the kubelet API (and its CA reload) only: the read-only port is off on a cluster node", names)
+	}
+
+	// The API pod runs and its status reaches the API server, with the runtime's name.
+	deadline := time.After(wiringDeadline)
+	for {
+		select {
+		case ev := <-watcher.ResultChan():
+			if ev.Type != watch.Modified {
+				continue
+			}
+			p := ev.Object.(*v1.Pod)
+			if p.Status.Phase != v1.PodRunning {
+				continue
+			}
+			if len(p.Status.ContainerStatuses) != 1 || !strings.HasPrefix(p.Status.ContainerStatuses[0].ContainerID, "fakert://") {
+				t.Errorf("API status %+v, want one container whose ID is fakert://<id>", p.Status.ContainerStatuses)
+			}
+			node, err := api.CoreV1().Nodes().Get(context.Background(), "node-a", metav1.GetOptions{})
+			if err != nil {
+				t.Fatalf("the node did not register: %v", err)
+			}
+			if node.Status.NodeInfo.ContainerRuntimeVersion != "fakert://1.0.0" {
+				t.Errorf("node's runtime version %q, want fakert://1.0.0", node.Status.NodeInfo.ContainerRuntimeVersion)
+			}
+			return
+		case <-deadline:
+			t.Fatalf("the API pod's status did not reach Running within %v", wiringDeadline)
+		}
+	}
+}

@@ -1,0 +1,162 @@
+package kuberuntime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/klog/v2"
+)
+
+// removePodCgroups removes the pod's cgroup directories once its containers are gone. With the
+// cgroupfs driver runc creates <controller>/kubepods/[burstable|besteffort/]pod<uid> for the
+// pod's cgroup parent and removes only the containers' own directories below it; the upstream
+// kubelet's cgroup manager removes the pod level, and so does nodelet. Every controller
+// hierarchy (cgroup v1), the unified one and a pure v2 mount are covered; a directory that is
+// still busy is an error, retried at the next housekeeping.
+func (m *Manager) removePodCgroups(uid types.UID) error {
+	root := m.cfg.CgroupFSRoot
+	if root == "" {
+		return nil
+	}
+	hierarchies := []string{root}
+	ents, err := os.ReadDir(root)
+	if err != nil {
+		return fmt.Errorf("list cgroup hierarchies in %s: %w", root, err)
+	}
+	for _, e := range ents {
+		if e.IsDir() {
+			hierarchies = append(hierarchies, filepath.Join(root, e.Name()))
+		}
+	}
+	pod := "pod" + string(uid)
+	var errs []error
+	for _, h := range hierarchies {
+		for _, qos := range []string{"", "burstable", "besteffort"} {
+			dir := filepath.Join(h, m.cfg.CgroupRoot, qos, pod)
+			if err := removeCgroupTree(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, fmt.Errorf("remove pod cgroup %s: %w", dir, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// removeCgroupTree removes a cgroup and its child cgroups, children first, as
+// opencontainers/cgroups' RemovePath: a container whose creation was cut short (its runtime
+// killed meanwhile) leaves an empty child cgroup that would keep the pod's busy for ever. A
+// cgroup that still holds processes is not removed (EBUSY).
+func removeCgroupTree(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, e := range ents {
+		if e.IsDir() {
+			if err := removeCgroupTree(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	return os.Remove(dir)
+}
+
+// podCgroupUIDs lists the UIDs of the pod cgroup directories in every hierarchy.
+func (m *Manager) podCgroupUIDs() (sets.Set[types.UID], error) {
+	uids := sets.New[types.UID]()
+	root := m.cfg.CgroupFSRoot
+	if root == "" {
+		return uids, nil
+	}
+	hierarchies := []string{root}
+	ents, err := os.ReadDir(root)
+	if err != nil {
+		return nil, fmt.Errorf("list cgroup hierarchies in %s: %w", root, err)
+	}
+	for _, e := range ents {
+		if e.IsDir() {
+			hierarchies = append(hierarchies, filepath.Join(root, e.Name()))
+		}
+	}
+	for _, h := range hierarchies {
+		for _, qos := range []string{"", "burstable", "besteffort"} {
+			dirs, err := os.ReadDir(filepath.Join(h, m.cfg.CgroupRoot, qos))
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				return nil, fmt.Errorf("list pod cgroups: %w", err)
+			}
+			for _, d := range dirs {
+				if uid, ok := strings.CutPrefix(d.Name(), "pod"); ok && d.IsDir() && uid != "" {
+					uids.Insert(types.UID(uid))
+				}
+			}
+		}
+	}
+	return uids, nil
+}
+
+// Housekeep is upstream's cleanupOrphanedPodCgroups, run by housekeeping: the cgroups of pods
+// that are neither desired nor in the runtime are removed. Pods normally lose their cgroups
+// with their containers (RemovePod); this catches those whose containers and sandboxes went
+// another way (the container garbage collector, a restart in between). A cgroup still busy
+// stays until the next housekeeping.
+func (m *Manager) Housekeep(ctx context.Context, desired []*v1.Pod) {
+	uids, err := m.podCgroupUIDs()
+	if err != nil {
+		klog.ErrorS(err, "Housekeeping could not list pod cgroups; retrying next time")
+		return
+	}
+	for _, p := range desired {
+		uids.Delete(p.UID)
+	}
+	if uids.Len() == 0 {
+		return
+	}
+	pods, err := m.GetPods(ctx)
+	if err != nil {
+		klog.ErrorS(err, "Housekeeping could not list the runtime's pods for orphaned pod cgroups; retrying next time")
+		return
+	}
+	for _, p := range pods {
+		uids.Delete(p.ID)
+	}
+	for _, uid := range sets.List(uids) {
+		klog.V(2).InfoS("Removing the cgroup of a pod that is gone", "podUID", uid)
+		if err := m.removePodCgroups(uid); err != nil {
+			klog.ErrorS(err, "Failed to remove the cgroup of a pod that is gone; a process may be left in it (retrying at the next housekeeping)", "podUID", uid)
+		}
+	}
+}
+
+// removePodLogDirs removes the pod's log directory, <podLogsDir>/<namespace>_<name>_<uid>, as
+// upstream's container GC removes the log directories of pods that are gone. It is found by the
+// UID alone (housekeeping knows no more): neither a namespace nor a name holds "_".
+func (m *Manager) removePodLogDirs(uid types.UID) error {
+	if uid == "" || strings.ContainsAny(string(uid), `/\*?[`) {
+		return nil // never a pattern or a path: the UID is validated long before this
+	}
+	dirs, err := filepath.Glob(filepath.Join(m.cfg.PodLogsDir, "*_"+string(uid)))
+	if err != nil {
+		return fmt.Errorf("find the log directory of pod %s: %w", uid, err)
+	}
+	var errs []error
+	for _, dir := range dirs {
+		if err := os.RemoveAll(dir); err != nil {
+			errs = append(errs, fmt.Errorf("remove pod log directory %s: %w", dir, err))
+		}
+	}
+	return errors.Join(errs...)
+}

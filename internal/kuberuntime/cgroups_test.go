@@ -1,0 +1,143 @@
+package kuberuntime
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+func TestRemovePodCgroups(t *testing.T) {
+	root := t.TempDir()
+	mk := func(p string) string {
+		dir := filepath.Join(root, p)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	gone := []string{mk("memory/kubepods/besteffort/podu1"), mk("cpu,cpuacct/kubepods/besteffort/podu1"), mk("kubepods/besteffort/podu1"),
+		// an empty child (a container whose creation was cut short) goes first
+		mk("blkio/kubepods/besteffort/podu1/cut-short")}
+	other := mk("memory/kubepods/burstable/podu2")
+	busy := mk("pids/kubepods/podu1/still-a-container")
+	// A plain directory with a file stands for a cgroup with processes: rmdir fails.
+	if err := os.WriteFile(filepath.Join(busy, "cgroup.procs"), []byte("42\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := &Manager{cfg: Config{CgroupFSRoot: root, CgroupRoot: "/kubepods"}}
+	err := m.removePodCgroups("u1")
+	if err == nil {
+		t.Fatal("a pod cgroup with a container left inside must be an error (retried later)")
+	}
+	for _, d := range gone {
+		if _, err := os.Stat(d); !os.IsNotExist(err) {
+			t.Errorf("%s still there", d)
+		}
+	}
+	for _, d := range []string{other, busy} {
+		if _, err := os.Stat(d); err != nil {
+			t.Errorf("%s was removed: %v", d, err)
+		}
+	}
+	if err := os.Remove(filepath.Join(busy, "cgroup.procs")); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.removePodCgroups("u1"); err != nil {
+		t.Fatalf("second try: %v", err)
+	}
+	if err := (&Manager{}).removePodCgroups("u1"); err != nil {
+		t.Fatalf("no cgroup root configured: %v", err)
+	}
+}
+
+func TestRemovePodLogDirs(t *testing.T) {
+	logs := t.TempDir()
+	mine := filepath.Join(logs, "default_web_u1")
+	other := filepath.Join(logs, "default_web_u12") // another UID that starts like u1
+	for _, d := range []string{filepath.Join(mine, "app"), other} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(mine, "app", "0.log"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := &Manager{cfg: Config{PodLogsDir: logs}}
+	if err := m.removePodLogDirs("u1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(mine); !os.IsNotExist(err) {
+		t.Errorf("the pod's log directory is still there: %v", err)
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("another pod's log directory was removed: %v", err)
+	}
+	for _, bad := range []string{"", "*", "../x"} {
+		if err := m.removePodLogDirs(types.UID(bad)); err != nil {
+			t.Errorf("UID %q: %v", bad, err)
+		}
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("a pattern UID removed another pod's log directory: %v", err)
+	}
+}
+
+func TestHousekeepRemovesOrphanedPodCgroups(t *testing.T) {
+	h := newHarness(t)
+	root := t.TempDir()
+	h.cfg.CgroupFSRoot = root
+	m, err := New(h.cfg, h.m.deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.m = m
+	inRuntime := newPod() // not desired, but its containers are still there: RemovePod's job
+	h.mustSync(inRuntime)
+	mk := func(p string) string {
+		dir := filepath.Join(root, p)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	kept := []string{mk("memory/kubepods/besteffort/pod" + string(inRuntime.UID)), mk("memory/kubepods/burstable/poddesired"),
+		mk("pids/kubepods/podbusy/a-container"), mk("memory/kubepods/besteffort/not-a-pod")}
+	gone := []string{mk("memory/kubepods/podgone"), mk("cpu/kubepods/besteffort/podgone"), mk("kubepods/burstable/podgone")}
+	desired := []*v1.Pod{{ObjectMeta: metav1.ObjectMeta{UID: "desired"}}}
+	// A plain directory with a file stands for a cgroup with processes: rmdir fails.
+	busyProcs := filepath.Join(root, "pids/kubepods/podbusy/a-container/cgroup.procs")
+	if err := os.WriteFile(busyProcs, []byte("42\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	h.m.Housekeep(h.ctx, desired)
+	for _, d := range gone {
+		if _, err := os.Stat(d); !os.IsNotExist(err) {
+			t.Errorf("orphaned pod cgroup %s still there", d)
+		}
+	}
+	for _, d := range kept {
+		if _, err := os.Stat(d); err != nil {
+			t.Errorf("%s was removed: %v", d, err)
+		}
+	}
+	if n := h.rt.CallCount("ListPodSandbox"); n == 0 {
+		t.Error("the runtime was not consulted")
+	}
+
+	// Without orphans the runtime is not listed at all.
+	for _, d := range []string{"pids/kubepods/podbusy/a-container/cgroup.procs", "pids/kubepods/podbusy/a-container", "pids/kubepods/podbusy"} {
+		if err := os.Remove(filepath.Join(root, d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := h.rt.CallCount("ListPodSandbox")
+	h.m.Housekeep(h.ctx, append(desired, inRuntime))
+	if n := h.rt.CallCount("ListPodSandbox"); n != before {
+		t.Errorf("listed the runtime %d times with no orphaned cgroup", n-before)
+	}
+}

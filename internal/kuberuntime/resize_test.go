@@ -1,0 +1,103 @@
+package kuberuntime
+
+import (
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// fakeActuations is the allocation manager's actuated record in memory.
+type fakeActuations struct {
+	mu  sync.Mutex
+	got map[types.UID]map[string]v1.ResourceRequirements
+}
+
+var _ Actuations = (*fakeActuations)(nil)
+
+func (f *fakeActuations) Actuated(uid types.UID) map[string]v1.ResourceRequirements {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := map[string]v1.ResourceRequirements{}
+	for k, v := range f.got[uid] {
+		out[k] = v
+	}
+	return out
+}
+
+func (f *fakeActuations) SetActuated(uid types.UID, name string, r v1.ResourceRequirements) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.got == nil {
+		f.got = map[types.UID]map[string]v1.ResourceRequirements{}
+	}
+	if f.got[uid] == nil {
+		f.got[uid] = map[string]v1.ResourceRequirements{}
+	}
+	f.got[uid][name] = r
+	return nil
+}
+
+func limits(cpu, mem string) v1.ResourceRequirements {
+	l := v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu), v1.ResourceMemory: resource.MustParse(mem)}
+	return v1.ResourceRequirements{Requests: l, Limits: l.DeepCopy()}
+}
+
+// A resize reaches the running container through UpdateContainerResources, its status reports
+// the new values and the actuated record follows; a failure is the sync's ResizeErr, and the
+// container keeps running.
+func TestSyncPodResizesInPlace(t *testing.T) {
+	h := newHarness(t)
+	act := &fakeActuations{}
+	h.m.deps.Actuations = act
+	pod := newPod(mod(func(p *v1.Pod) { p.Spec.Containers[0].Resources = limits("500m", "64Mi") }))
+	h.mustSync(pod)
+	id := containerID(pod, "app", 0)
+	if got := act.Actuated(pod.UID)["app"]; !got.Limits.Cpu().Equal(resource.MustParse("500m")) {
+		t.Fatalf("the started container's resources were not recorded: %+v", got)
+	}
+
+	grown := pod.DeepCopy()
+	grown.Spec.Containers[0].Resources = limits("1", "128Mi")
+	h.rt.ResetCalls()
+	h.mustSync(grown)
+	if n := h.rt.CallCount("UpdateContainerResources"); n != 2 { // memory, then cpu
+		t.Errorf("%d UpdateContainerResources calls, want 2: %v", n, h.rt.GetCalls())
+	}
+	if n := h.rt.CallCount("CreateContainer") + h.rt.CallCount("StopContainer"); n != 0 {
+		t.Errorf("a NotRequired resize restarted the container: %v", h.rt.GetCalls())
+	}
+	cs := h.status(grown).FindContainerStatusByName("app")
+	if cs.ID != id || cs.Resources == nil || cs.Resources.CPULimit.MilliValue() != 1000 || cs.Resources.MemoryLimit.Value() != 128<<20 ||
+		cs.Resources.CPURequest.MilliValue() != 1000 || cs.Resources.MemoryRequest.Value() != 128<<20 {
+		t.Errorf("status after the resize: %+v %+v", cs, cs.Resources)
+	}
+	if got := act.Actuated(pod.UID)["app"]; !got.Limits.Memory().Equal(resource.MustParse("128Mi")) || !got.Limits.Cpu().Equal(resource.MustParse("1")) {
+		t.Errorf("actuated record after the resize: %+v", got)
+	}
+	h.rt.ResetCalls()
+	h.mustSync(grown)
+	if n := h.rt.CallCount("UpdateContainerResources"); n != 0 {
+		t.Errorf("an applied resize was applied again: %v", h.rt.GetCalls())
+	}
+
+	// The runtime refuses: the sync fails with the reason, the container keeps running.
+	shrunk := pod.DeepCopy()
+	shrunk.Spec.Containers[0].Resources = limits("1", "4Ki")
+	h.rt.InjectError("UpdateContainerResources", errors.New("memory.limit_in_bytes: device or resource busy"))
+	res := h.sync(shrunk)
+	if res.Err == nil || !strings.Contains(res.ResizeErr, `failed to update memory of container "app": `) ||
+		!strings.Contains(res.ResizeErr, "device or resource busy") {
+		t.Errorf("failed resize: err %v, ResizeErr %q", res.Err, res.ResizeErr)
+	}
+	if st := h.state(id); st.String() != "CONTAINER_RUNNING" {
+		t.Errorf("the container is %v after a failed resize", st)
+	}
+	if got := act.Actuated(pod.UID)["app"]; !got.Limits.Memory().Equal(resource.MustParse("128Mi")) {
+		t.Errorf("a failed resize was recorded as applied: %+v", got)
+	}
+}

@@ -1,0 +1,90 @@
+package kuberuntime
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	v1 "k8s.io/api/core/v1"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+	"k8s.io/klog/v2"
+
+	"github.com/nodelet/nodelet/internal/kuberuntime/criconfig"
+	"github.com/nodelet/nodelet/internal/status"
+)
+
+// CgroupParent is the pod's cgroup under the kubepods root, by QoS class, as upstream's
+// cgroupfs layout: /kubepods/pod<uid> (Guaranteed), /kubepods/burstable/pod<uid>,
+// /kubepods/besteffort/pod<uid>.
+func CgroupParent(root string, pod *v1.Pod) string {
+	name := "pod" + string(pod.UID)
+	switch status.QOSClass(pod) {
+	case v1.PodQOSGuaranteed:
+		return filepath.Join(root, name)
+	case v1.PodQOSBurstable:
+		return filepath.Join(root, "burstable", name)
+	}
+	return filepath.Join(root, "besteffort", name)
+}
+
+// sandboxConfig builds the pod's sandbox config for an attempt.
+func (m *Manager) sandboxConfig(pod *v1.Pod, attempt uint32) (*runtimeapi.PodSandboxConfig, error) {
+	dns, warning := criconfig.DNSConfig(pod, m.cfg.HostResolv, m.cfg.ClusterDNS)
+	if warning != "" {
+		klog.InfoS("DNS: "+warning, "pod", klog.KObj(pod))
+		m.deps.Recorder.Eventf(pod, v1.EventTypeWarning, "MissingClusterDNS", "%s", warning)
+	}
+	cfg, err := criconfig.Sandbox(pod, criconfig.SandboxOptions{
+		Attempt: attempt, PodLogsDir: m.cfg.PodLogsDir, CgroupParent: CgroupParent(m.cfg.CgroupRoot, pod), DNS: dns,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sandbox config of pod %s: %w", klog.KObj(pod), err)
+	}
+	return cfg, nil
+}
+
+// createSandbox runs a new sandbox and returns its ID, config and IPs.
+func (m *Manager) createSandbox(ctx context.Context, pod *v1.Pod, attempt uint32) (string, *runtimeapi.PodSandboxConfig, []string, error) {
+	cfg, err := m.sandboxConfig(pod, attempt)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	if err := os.MkdirAll(cfg.LogDirectory, 0o755); err != nil {
+		return "", nil, nil, fmt.Errorf("create pod log directory %s: %w", cfg.LogDirectory, err)
+	}
+	handler, err := m.runtimeHandler(pod)
+	if err != nil {
+		m.deps.Recorder.Eventf(pod, v1.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: %v", err)
+		return "", nil, nil, fmt.Errorf("create sandbox for pod %s: %w", klog.KObj(pod), err)
+	}
+	if handler != "" {
+		klog.V(2).InfoS("Running pod with runtime handler", "pod", klog.KObj(pod), "runtimeHandler", handler)
+	}
+	id, err := m.deps.Sandboxes.RunPodSandbox(ctx, cfg, handler)
+	if err != nil {
+		m.deps.Recorder.Eventf(pod, v1.EventTypeWarning, "FailedCreatePodSandBox", "Failed to create pod sandbox: %v", err)
+		return "", nil, nil, fmt.Errorf("create sandbox for pod %s: %w", klog.KObj(pod), err)
+	}
+	resp, err := m.deps.Sandboxes.PodSandboxStatus(ctx, id, false)
+	if err != nil {
+		return "", nil, nil, fmt.Errorf("status of new sandbox %s of pod %s: %w", id, klog.KObj(pod), err)
+	}
+	ips := sandboxIPs(resp.GetStatus())
+	klog.V(2).InfoS("Created pod sandbox", "pod", klog.KObj(pod), "sandbox", id, "ips", ips, "attempt", attempt)
+	return id, cfg, ips, nil
+}
+
+// runtimeHandler is the CRI runtime handler of the pod's RuntimeClass, "" (the runtime's
+// default) for none. Without a resolver (standalone mode) a pod that names a class is an error:
+// admission refuses such pods, so this only guards against running one with the wrong handler.
+func (m *Manager) runtimeHandler(pod *v1.Pod) (string, error) {
+	name := pod.Spec.RuntimeClassName
+	if name == nil || *name == "" {
+		return "", nil
+	}
+	if m.deps.RuntimeClasses == nil {
+		return "", fmt.Errorf("RuntimeClass %q: nodelet has no API server to read RuntimeClasses from", *name)
+	}
+	return m.deps.RuntimeClasses.LookupRuntimeHandler(name)
+}
