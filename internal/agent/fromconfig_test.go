@@ -1,0 +1,88 @@
+package agent
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nodelet/nodelet/internal/kubeletconfig"
+)
+
+// TestConfigFrom: what cmd/nodelet's flags and file become in the agent's Config, where the
+// mapping decides something (addresses, defaults, errors naming the field).
+func TestConfigFrom(t *testing.T) {
+	dir := t.TempDir()
+	file := func(extra string) string {
+		p := filepath.Join(dir, "config-"+time.Now().Format("150405.000000000")+".yaml")
+		conf := "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n" + extra
+		if err := os.WriteFile(p, []byte(conf), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		file    string
+		check   func(t *testing.T, c Config)
+		wantErr string
+	}{
+		{name: "standalone: the read-only API on loopback, no kubelet API",
+			args: []string{"--read-only-port", "10255"},
+			check: func(t *testing.T, c Config) {
+				if c.ReadOnlyAddress != "127.0.0.1:10255" || c.Cluster.Kubeconfig != "" {
+					t.Errorf("read-only %q, kubeconfig %q", c.ReadOnlyAddress, c.Cluster.Kubeconfig)
+				}
+			}},
+		{name: "cluster: the read-only port off unless set, the kubelet API on address:port",
+			args: []string{"--kubeconfig", "/etc/kubernetes/kubelet.conf", "--address", "10.0.0.5", "--port", "10250"},
+			check: func(t *testing.T, c Config) {
+				if c.ReadOnlyAddress != "" || c.Cluster.KubeletAPI.Address != "10.0.0.5:10250" {
+					t.Errorf("read-only %q, kubelet API %q", c.ReadOnlyAddress, c.Cluster.KubeletAPI.Address)
+				}
+			}},
+		{name: "cluster: port 0 is refused, naming the field",
+			args:    []string{"--kubeconfig", "/etc/kubernetes/kubelet.conf", "--port", "0"},
+			wantErr: "port"},
+		{name: "upstream's defaults",
+			check: func(t *testing.T, c Config) {
+				if c.ResolvConf != "/etc/resolv.conf" || !c.SerializeImagePulls || c.ImageGC.HighThresholdPercent != 85 ||
+					c.ImageGC.LowThresholdPercent != 80 || c.SyncFrequency != time.Minute || c.DisableEventedPLEG {
+					t.Errorf("defaults: %+v", c)
+				}
+				if len(c.Eviction.Thresholds) == 0 {
+					t.Error("no default hard eviction thresholds")
+				}
+			}},
+		{name: "a bad eviction threshold names the field",
+			file:    "evictionHard:\n  memory.available: \"-1Gi\"\n",
+			wantErr: "evictionHard[memory.available]"},
+		{name: "a bad log size names the field",
+			file:    "containerLogMaxSize: \"ten\"\n",
+			wantErr: "containerLogMaxSize"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"--config", file(tc.file), "--root-dir", filepath.Join(dir, "root")}, tc.args...)
+			kc, err := kubeletconfig.Load(args, nil)
+			if err != nil {
+				if tc.wantErr != "" && strings.Contains(err.Error(), tc.wantErr) {
+					return // refused while loading, naming the field: as good
+				}
+				t.Fatalf("load: %v", err)
+			}
+			c, err := ConfigFrom(kc)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want one naming %s", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.check(t, c)
+		})
+	}
+}
