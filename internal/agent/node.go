@@ -240,7 +240,7 @@ func (n *node) buildServers() error {
 	targets := &runtimeTargets{pods: n.pods, lister: n.rt, client: n.client}
 	resourceMetrics := prometheus.NewRegistry()
 	resourceMetrics.MustRegister(stats.NewResourceMetricsCollector(n.provider))
-	serverDeps := server.Deps{Pods: n.statuses, Checks: []server.HealthCheck{n.rs, plegCheck{n.relister}},
+	serverDeps := server.Deps{Pods: n.statuses, Checks: n.healthChecks(),
 		Logs: logLocator{podLogsDir: cfg.PodLogsDir, pods: n.pods}, Events: n.store, Summary: n.provider,
 		Metrics: map[string]http.Handler{"/metrics": n.km.Handler(), "/metrics/probes": n.probeMetrics.Handler(),
 			"/metrics/resource": metrics.Handler(resourceMetrics)},
@@ -265,12 +265,17 @@ func (n *node) buildServers() error {
 // readiness lists why the node is not ready: the runtime, the PLEG.
 func (n *node) readiness() []error {
 	var errs []error
-	for _, c := range []server.HealthCheck{n.rs, plegCheck{n.relister}} {
+	for _, c := range n.healthChecks() {
 		if err := c.Check(); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errs
+}
+
+// healthChecks are what /healthz and the node's Ready condition check: the runtime, the PLEG.
+func (n *node) healthChecks() []server.HealthCheck {
+	return []server.HealthCheck{n.rs, plegCheck{n.relister}}
 }
 
 // plegCheck is the PLEG's health as a health check.

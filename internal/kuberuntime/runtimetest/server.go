@@ -2,7 +2,6 @@ package runtimetest
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"path/filepath"
 	"testing"
@@ -146,9 +145,4 @@ func (s *Server) RemoveImage(_ context.Context, r *runtimeapi.RemoveImageRequest
 
 func (s *Server) ImageFsInfo(context.Context, *runtimeapi.ImageFsInfoRequest) (*runtimeapi.ImageFsInfoResponse, error) {
 	return &runtimeapi.ImageFsInfoResponse{}, nil
-}
-
-// String names the server in test logs.
-func (s *Server) String() string {
-	return fmt.Sprintf("fake CRI %s %s", s.RuntimeName, s.RuntimeVersion)
 }
