@@ -17,8 +17,8 @@ import (
 )
 
 const (
-	// pollPeriod is how often the bench reads /pods while it waits; a measured time can be up
-	// to one period (plus one request) late.
+	// pollPeriod is how often the bench reads /pods while it waits for something it does not
+	// time; measurePoll, while it times a start or a teardown.
 	pollPeriod = 50 * time.Millisecond
 	// steadyWindow is how long the bench leaves the agent alone (no /pods reads) once every pod
 	// runs, to measure its steady-state CPU use with N pods.
@@ -65,6 +65,7 @@ type agentResult struct {
 	mem         memory          // VmHWM and VmRSS at the end of that window
 	steadyCPU   float64         // CPU s per s over steadyWindow, every pod running, no /pods reads
 	teardown    time.Duration   // manifests removed → no pod in /pods, no sandbox (kubelet: none ready), no mount left
+	stopped     time.Duration   // manifests removed → no pod in /pods, no sandbox ready, no mount left (the kubelet: = teardown)
 	teardownCPU float64         // CPU s the agent used during the teardown
 }
 
@@ -73,7 +74,7 @@ func (b *bench) startAgent(kind agentKind) (*agent, error) {
 	if kind == kindKubelet {
 		return startKubelet(b.tmp, b.kubeletBin, b.endpoint)
 	}
-	return startNodelet(b.tmp, b.bin, b.endpoint)
+	return startNodelet(b.tmp, b.bin, b.endpoint, b.opts.nodeletArgs...)
 }
 
 // agentRun starts a fresh agent of kind, runs pods static pods on it, removes them and stops it.
@@ -118,7 +119,7 @@ func (b *bench) agentRun(ctx context.Context, g *guard, kind agentKind, pods int
 	}
 	res.steadyCPU = (cpu2 - cpu1) / time.Since(t1).Seconds()
 
-	if res.teardown, err = a.teardown(ctx, b, names); err != nil {
+	if res.stopped, res.teardown, err = a.teardown(ctx, b, names); err != nil {
 		return res, err
 	}
 	cpu3, err := cpuSeconds(pid, b.hz)
@@ -173,6 +174,15 @@ func (a *agent) stage(prefix string, n int, manifest func(name string) string) (
 	return names, nil
 }
 
+// measurePoll is how often the bench reads /pods (and lists sandboxes) while it times a start or
+// a teardown of pods pods: a measured time can be up to one period (plus one request) late, so
+// the period is short (10 ms: one pod's start is within 0.1 s of the runtime's floor). Every
+// read costs the agent a copy and an encoding of every pod: with many pods, fewer reads, so that
+// the agent's CPU time is not mostly the bench's polling.
+func measurePoll(pods int) time.Duration {
+	return max(10*time.Millisecond, time.Duration(pods)*2*time.Millisecond)
+}
+
 // waitReady polls /pods until all pods of this node are Running and Ready, and returns for each
 // pod the time from start until it was first seen so.
 func (a *agent) waitReady(ctx context.Context, start time.Time, pods int, timeout time.Duration) ([]time.Duration, error) {
@@ -181,10 +191,7 @@ func (a *agent) waitReady(ctx context.Context, start time.Time, pods int, timeou
 	var last []v1.Pod
 	var lastErr error
 	seen := map[string]time.Duration{}
-	// Every read costs the agent a copy and an encoding of every pod: with many pods, fewer
-	// reads, so that the agent's CPU time is not mostly the bench's polling.
-	period := max(pollPeriod, time.Duration(pods)*2*time.Millisecond)
-	err := a.poll(ctx, period, fmt.Sprintf("%d pods Running and Ready", pods), func() (bool, error) {
+	err := a.poll(ctx, measurePoll(pods), fmt.Sprintf("%d pods Running and Ready", pods), func() (bool, error) {
 		list, err := a.pods(ctx)
 		if lastErr = err; err != nil {
 			return false, nil
@@ -211,37 +218,51 @@ func (a *agent) waitReady(ctx context.Context, start time.Time, pods int, timeou
 
 // waitGone polls until /pods lists no pod and the runtime has no sandbox of this node (none
 // ready, for an agent that keepsStoppedSandboxes), and no mount is left below its root
-// directory (the kubelet bind-mounts the directory itself onto itself, shared).
-func (a *agent) waitGone(ctx context.Context, b *bench) error {
+// directory (the kubelet bind-mounts the directory itself onto itself, shared); it checks every
+// period. It returns when, after start, the pods were first seen stopped: /pods empty, no
+// sandbox ready, no mount left (for an agent that keepsStoppedSandboxes, that is when it
+// returns).
+func (a *agent) waitGone(ctx context.Context, b *bench, period time.Duration, start time.Time) (time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, b.opts.timeout)
 	defer cancel()
 	var left string
-	err := a.poll(ctx, pollPeriod, string(a.kind)+" to remove every pod", func() (bool, error) {
+	var stopped time.Duration
+	err := a.poll(ctx, period, string(a.kind)+" to remove every pod", func() (bool, error) {
+		now := time.Since(start)
 		pods, err := a.pods(ctx)
 		if err != nil || len(pods) > 0 {
 			left = fmt.Sprintf("/pods: %s (error: %v)", summarize(pods), err)
-			return false, nil
-		}
-		sbs, err := testharness.NodeSandboxes(ctx, b.cri, a.name)
-		if a.keepsStoppedSandboxes {
-			sbs = slices.DeleteFunc(sbs, func(s *runtimeapi.PodSandbox) bool {
-				return s.State != runtimeapi.PodSandboxState_SANDBOX_READY
-			})
-		}
-		if err != nil || len(sbs) > 0 {
-			left = fmt.Sprintf("%d sandboxes (error: %v)", len(sbs), err)
 			return false, nil
 		}
 		if m := slices.DeleteFunc(testharness.MountsUnder(a.rootDir), func(m string) bool { return m == a.rootDir }); len(m) > 0 {
 			left = fmt.Sprintf("mounts %v", m)
 			return false, nil
 		}
+		sbs, err := testharness.NodeSandboxes(ctx, b.cri, a.name)
+		if err != nil {
+			left = fmt.Sprintf("sandboxes unknown (error: %v)", err)
+			return false, nil
+		}
+		ready := slices.DeleteFunc(slices.Clone(sbs), func(s *runtimeapi.PodSandbox) bool {
+			return s.State != runtimeapi.PodSandboxState_SANDBOX_READY
+		})
+		if len(ready) > 0 {
+			left = fmt.Sprintf("%d sandboxes ready", len(ready))
+			return false, nil
+		}
+		if stopped == 0 {
+			stopped = now
+		}
+		if !a.keepsStoppedSandboxes && len(sbs) > 0 {
+			left = fmt.Sprintf("%d sandboxes stopped, not removed", len(sbs))
+			return false, nil
+		}
 		return true, nil
 	})
 	if err != nil {
-		return fmt.Errorf("%w; left: %s", err, left)
+		return stopped, fmt.Errorf("%w; left: %s", err, left)
 	}
-	return nil
+	return stopped, nil
 }
 
 func countReady(pods []v1.Pod, node string) int {

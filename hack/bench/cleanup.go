@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -24,11 +25,16 @@ const settleTime = 2 * time.Second
 // sandboxes (through CRI), mounts below its directories, its pods' empty cgroups, what it
 // changed on the host (hostChanges) and the directories themselves; after a failed run it
 // makes a second pass after settleTime. It returns how many of its pods the agent had left a
-// cgroup of below /kubepods.
-func (a *agent) cleanup(c *cri.Client, failed bool) (cgroups int, err error) {
+// cgroup of below /kubepods. With keepLogs, the agent's log is first copied there.
+func (a *agent) cleanup(c *cri.Client, failed bool, keepLogs string) (cgroups int, err error) {
 	var errs []error
 	if err := a.stop(stopTimeout); err != nil {
 		errs = append(errs, err)
+	}
+	if keepLogs != "" {
+		if err := copyFile(a.logPath, filepath.Join(keepLogs, a.name+"-"+string(a.kind)+".log")); err != nil {
+			errs = append(errs, fmt.Errorf("keep %s's log: %w", a.name, err))
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
 	defer cancel()
@@ -73,6 +79,18 @@ func (a *agent) cleanup(c *cri.Client, failed bool) (cgroups int, err error) {
 		errs = append(errs, fmt.Errorf("remove %s: %w", a.base, err))
 	}
 	return cgroups, errors.Join(errs...)
+}
+
+// copyFile copies src to dst, creating dst's directory.
+func copyFile(src, dst string) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(dst, b, 0o644)
 }
 
 // removePodCgroups removes the empty pod-level cgroups pod<uid> (any QoS class, every v1

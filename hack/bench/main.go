@@ -27,6 +27,10 @@ type options struct {
 	kubelet bool          // also measure the upstream kubelet
 	scale   scaleSettings // the scale session; pods 0: none
 	profile string        // with a directory: profile nodelet's scale session into it, no table
+	// nodeletArgs are added to nodelet's command line (e.g. -v=4 for a timeline); keepLogs, a
+	// directory the agents' logs are copied to at the end of each run.
+	nodeletArgs []string
+	keepLogs    string
 }
 
 func parseOptions(args []string) (options, error) {
@@ -37,6 +41,8 @@ func parseOptions(args []string) (options, error) {
 	fs.StringVar(&o.out, "out", "", "Markdown file to write the results to (stdout only when empty)")
 	fs.DurationVar(&o.timeout, "timeout", 5*time.Minute, "limit of each wait: all pods ready, all pods gone")
 	fs.DurationVar(&o.maxWait, "max-wait", 30*time.Minute, "limit of each wait for other nodelet and kubelet processes to exit")
+	nodeletArgs := fs.String("nodelet-args", "", "space-separated arguments added to nodelet's command line, e.g. -v=4 (the figures then include the extra logging)")
+	fs.StringVar(&o.keepLogs, "keep-logs", "", "directory to copy each run's agent log into, named after the node")
 	fs.IntVar(&o.retries, "retries", 3, "attempts of a run another nodelet or kubelet interrupts")
 	fs.BoolVar(&o.kubelet, "kubelet", true, "also measure the upstream kubelet "+kubeletVersion+" (hack/cluster.sh build builds it once)")
 	fs.IntVar(&o.scale.pods, "scale", 100, "pods of the scale session (burst, steady state, restart, churn); 0 skips it")
@@ -50,6 +56,7 @@ func parseOptions(args []string) (options, error) {
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments: %q", fs.Args())
 	}
+	o.nodeletArgs = strings.Fields(*nodeletArgs)
 	for _, s := range strings.Split(*pods, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || n < 1 {

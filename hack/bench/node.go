@@ -82,7 +82,7 @@ func newAgent(tmp string, kind agentKind) (*agent, error) {
 
 // startNodelet starts nodelet on a fresh set of directories. On error nothing is left running;
 // the caller removes n.base with cleanup in every case once n is returned.
-func startNodelet(tmp, bin, endpoint string) (*agent, error) {
+func startNodelet(tmp, bin, endpoint string, extra ...string) (*agent, error) {
 	n, err := newAgent(tmp, kindNodelet)
 	if err != nil {
 		return n, err
@@ -92,10 +92,11 @@ func startNodelet(tmp, bin, endpoint string) (*agent, error) {
 	if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil {
 		return n, fmt.Errorf("write the KubeletConfiguration: %w", err)
 	}
-	return n, n.launch(bin, "--config", cfg, "--pod-manifest-path", n.manifests,
+	args := []string{"--config", cfg, "--pod-manifest-path", n.manifests,
 		"--root-dir", n.rootDir, "--container-runtime-endpoint", endpoint,
 		"--hostname-override", n.name, "--read-only-port", fmt.Sprint(n.port),
-		"--file-check-frequency", fileCheckFrequency.String())
+		"--file-check-frequency", fileCheckFrequency.String()}
+	return n, n.launch(bin, append(args, extra...)...)
 }
 
 // launch starts the agent's binary with args, its output going to a.logPath.

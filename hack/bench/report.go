@@ -73,6 +73,7 @@ var (
 	cpuMetric      = metric{"CPU s", 2, "", func(x agentResult) float64 { return x.cpu }}
 	rssMetric      = metric{"peak RSS MiB", 1, "", func(x agentResult) float64 { return mib(x.mem.peakKiB) }}
 	teardownMetric = metric{"teardown", 2, " s", func(x agentResult) float64 { return secs(x.teardown) }}
+	stoppedMetric  = metric{"all stopped after", 2, " s", func(x agentResult) float64 { return secs(x.stopped) }}
 )
 
 // agentColumn is a metric of nodelet's or the kubelet's runs: median, min–max.
@@ -125,9 +126,10 @@ func (r report) resultsTable() string {
 
 // teardownTable is the summary of the teardown.
 func (r report) teardownTable() string {
-	cols := []column{agentColumn(kindNodelet, "nodelet: teardown", teardownMetric)}
+	cols := []column{agentColumn(kindNodelet, "nodelet: all stopped after", stoppedMetric),
+		agentColumn(kindNodelet, "nodelet: all removed after", teardownMetric)}
 	if r.withKubelet() {
-		cols = append(cols, agentColumn(kindKubelet, "kubelet: all stopped after", teardownMetric))
+		cols = append(cols, agentColumn(kindKubelet, "kubelet: all stopped after", stoppedMetric), ratioColumn(stoppedMetric))
 	}
 	cols = append(cols, rawColumn("raw CRI floor: teardown", func(x rawResult) float64 { return secs(x.teardown) }))
 	return table(cols, r.rows)
@@ -136,19 +138,19 @@ func (r report) teardownTable() string {
 // runsTable lists every run, with the figures the summary leaves out.
 func (r report) runsTable() string {
 	var b strings.Builder
-	b.WriteString("| Pods | Run | Agent | all Running after | CPU s | start-up CPU s | peak RSS MiB | RSS at end MiB | steady CPU ms/s | teardown | teardown CPU s |\n")
-	b.WriteString("|---:|---:|:---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| Pods | Run | Agent | all Running after | CPU s | start-up CPU s | peak RSS MiB | RSS at end MiB | steady CPU ms/s | all stopped after | teardown | teardown CPU s |\n")
+	b.WriteString("|---:|---:|:---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, w := range r.rows {
 		for i, y := range w.raw {
 			for _, kind := range []agentKind{kindNodelet, kindKubelet} {
 				if runs := w.agent(kind); i < len(runs) {
 					x := runs[i]
-					fmt.Fprintf(&b, "| %d | %d | %s | %.2f s | %.2f | %.2f | %.1f | %.1f | %.0f | %.2f s | %.2f |\n",
+					fmt.Fprintf(&b, "| %d | %d | %s | %.2f s | %.2f | %.2f | %.1f | %.1f | %.0f | %.2f s | %.2f s | %.2f |\n",
 						w.pods, i+1, kind, secs(x.ready), x.cpu, x.startupCPU, mib(x.mem.peakKiB), mib(x.mem.rssKiB),
-						x.steadyCPU*1000, secs(x.teardown), x.teardownCPU)
+						x.steadyCPU*1000, secs(x.stopped), secs(x.teardown), x.teardownCPU)
 				}
 			}
-			fmt.Fprintf(&b, "| %d | %d | raw CRI floor | %.2f s | – | – | – | – | – | %.2f s | – |\n",
+			fmt.Fprintf(&b, "| %d | %d | raw CRI floor | %.2f s | – | – | – | – | – | – | %.2f s | – |\n",
 				w.pods, i+1, secs(y.create), secs(y.teardown))
 		}
 	}
@@ -268,13 +270,13 @@ static pods have their own names and UIDs.
   ~/pods~ lists all N pods with phase Running and condition Ready. It covers the file source,
   the pod workers, sandbox creation (pause container and CNI), container creation and start in
   containerd and runc, and the agent noticing the started containers and updating the status.
-  ~/pods~ is read every 50 ms (with more than 25 pods, every 2 ms per pod: 200 ms with 100,
-  as each read costs the agent a copy and an encoding of every pod), so a time may be up to
-  one read late. "per pod p50/p99" are the percentiles of the times at which each pod was
+  ~/pods~ is read every 10 ms (with more than 5 pods, every 2 ms per pod: 60 ms with 30, 200 ms
+  with 100, as each read costs the agent a copy and an encoding of every pod), so a time may be
+  up to one read late. "per pod p50/p99" are the percentiles of the times at which each pod was
   first seen Running and Ready.
 - **CPU s** — user + system CPU time of the agent's process (every thread), from
   ~/proc/<pid>/stat~ at ~CLK_TCK~ resolution (10 ms), over that same window. It includes
-  serving the bench's ~/pods~ reads (20 a second) and excludes start-up (the start-up CPU
+  serving the bench's ~/pods~ reads and excludes start-up (the start-up CPU
   column of the per-run table: from exec until the agent was quiet).
 - **peak RSS MiB** — ~VmHWM~ of ~/proc/<pid>/status~ at the end of the window: the largest
   resident set since the agent started, start-up included. "RSS at end" is ~VmRSS~ at the same
@@ -284,11 +286,12 @@ static pods have their own names and UIDs.
 - **steady CPU ms/s** (per run) — the agent's CPU use per second over 5 s once every pod runs,
   with no ~/pods~ reads: what N idle pods cost it (relisting, housekeeping, the kubelet's
   cAdvisor). At 10 ms resolution over 5 s, its step is 2 ms/s.
-- **teardown** — wall time from removing the manifests (all at once) until ~/pods~ is empty
-  and no mount is left below the agent's root directory, and: for nodelet, the runtime lists no
-  sandbox of the node's pods (all removed); for the kubelet, none of them is ready (all
-  stopped) — the kubelet removes stopped sandboxes and containers only in its container GC,
-  once a minute, so the two columns do not measure the same thing. "teardown CPU s" is the
+- **teardown** — wall time from removing the manifests (all at once) until ~/pods~ is empty,
+  no mount is left below the agent's root directory and none of the node's sandboxes is ready
+  (**all stopped after**), and, for nodelet, until the runtime lists no sandbox of the node's
+  pods (**all removed after**). The kubelet removes stopped sandboxes and containers only in
+  its container GC, once a minute, so it is compared on "all stopped after". The bench checks
+  as often as it reads ~/pods~ for the start. "teardown CPU s" is the
   agent's CPU time meanwhile. The agent is then stopped with SIGTERM, and the bench removes
   whatever is left through CRI.
 - **raw CRI floor** — the same N pods created by the bench itself through ~internal/cri~,

@@ -145,7 +145,7 @@ func (b *bench) scaleRun(ctx context.Context, g *guard, kind agentKind, s scaleS
 		return res, fmt.Errorf("restart with %d pods: %w", s.pods, err)
 	}
 
-	if res.teardown, err = a.teardown(ctx, b, names); err != nil {
+	if _, res.teardown, err = a.teardown(ctx, b, names); err != nil {
 		return res, err
 	}
 	if err := a.stop(stopTimeout); err != nil {
@@ -168,7 +168,7 @@ func (b *bench) startMeasured(ctx context.Context, g *guard, kind agentKind) (*a
 			err = fmt.Errorf("%w\nlast lines of %s's log:\n%s", err, a.kind, a.logTail(30))
 		}
 		g.onInterference(nil)
-		cgroups, cerr := a.cleanup(b.cri, err != nil)
+		cgroups, cerr := a.cleanup(b.cri, err != nil, b.opts.keepLogs)
 		if err != nil {
 			b.leakedShims += b.stopOrphanShims(runStart)
 		}
@@ -227,17 +227,17 @@ func (a *agent) putInPlace(names []string) error {
 	return nil
 }
 
-// teardown removes the manifests and returns how long the agent took to remove the pods
-// (waitGone).
-func (a *agent) teardown(ctx context.Context, b *bench, names []string) (time.Duration, error) {
+// teardown removes the manifests and returns how long the agent took to stop the pods and to
+// remove them (waitGone).
+func (a *agent) teardown(ctx context.Context, b *bench, names []string) (stopped, removed time.Duration, err error) {
 	start := time.Now()
 	if err := a.removeManifests(names); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	if err := a.waitGone(ctx, b); err != nil {
-		return 0, err
+	if stopped, err = a.waitGone(ctx, b, measurePoll(len(names)), start); err != nil {
+		return 0, 0, err
 	}
-	return time.Since(start), nil
+	return stopped, time.Since(start), nil
 }
 
 // removeManifests removes manifests from the manifest directory, in order.
@@ -277,7 +277,7 @@ func (a *agent) churn(ctx context.Context, b *bench, s scaleSettings, res *scale
 	}); err != nil {
 		return err
 	}
-	if err := a.waitGone(ctx, b); err != nil {
+	if _, err := a.waitGone(ctx, b, pollPeriod, time.Now()); err != nil {
 		return err
 	}
 	if err := a.waitNoSandboxes(ctx, b); err != nil {

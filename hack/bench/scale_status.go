@@ -73,7 +73,7 @@ func (a *agent) statusLatency(ctx context.Context, b *bench, n int) (latency, fl
 		}
 		floor = append(floor, at.Sub(start))
 	}
-	if _, err := a.teardown(ctx, b, names); err != nil {
+	if _, _, err := a.teardown(ctx, b, names); err != nil {
 		return nil, nil, err
 	}
 	return latency, floor, nil

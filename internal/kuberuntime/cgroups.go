@@ -7,7 +7,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -47,6 +49,67 @@ func (m *Manager) removePodCgroups(uid types.UID) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// killPodProcesses sends SIGKILL to every process left in the pod's cgroups, in every hierarchy,
+// as upstream's pod container manager does before it destroys the cgroup of a pod that should not
+// be running (tryKillingCgroupProcesses). It is called only once the runtime says nothing of the
+// pod runs, so a process found there was lost by the runtime: containerd 2.4 leaves a container's
+// task running, with the container reported exited, when a StartContainer is cancelled while it
+// creates the task, and the container can then never be removed. It returns the PIDs killed.
+func (m *Manager) killPodProcesses(uid types.UID) ([]int, error) {
+	root := m.cfg.CgroupFSRoot
+	if root == "" {
+		return nil, nil
+	}
+	hierarchies := []string{root}
+	ents, err := os.ReadDir(root)
+	if err != nil {
+		return nil, fmt.Errorf("list cgroup hierarchies in %s: %w", root, err)
+	}
+	for _, e := range ents {
+		if e.IsDir() {
+			hierarchies = append(hierarchies, filepath.Join(root, e.Name()))
+		}
+	}
+	pids := sets.New[int]()
+	for _, h := range hierarchies {
+		for _, qos := range []string{"", "burstable", "besteffort"} {
+			collectCgroupPIDs(filepath.Join(h, m.cfg.CgroupRoot, qos, "pod"+string(uid)), pids)
+		}
+	}
+	pids.Delete(os.Getpid())
+	var errs []error
+	killed := make([]int, 0, pids.Len())
+	for _, pid := range sets.List(pids) {
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+			errs = append(errs, fmt.Errorf("kill process %d left in the cgroup of pod %s: %w", pid, uid, err))
+			continue
+		}
+		killed = append(killed, pid)
+	}
+	return killed, errors.Join(errs...)
+}
+
+// collectCgroupPIDs adds the PIDs of cgroup.procs in dir and every cgroup below it; a cgroup
+// that is gone or unreadable adds none.
+func collectCgroupPIDs(dir string, pids sets.Set[int]) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs")); err == nil {
+		for _, f := range strings.Fields(string(b)) {
+			if pid, err := strconv.Atoi(f); err == nil && pid > 0 {
+				pids.Insert(pid)
+			}
+		}
+	}
+	for _, e := range ents {
+		if e.IsDir() {
+			collectCgroupPIDs(filepath.Join(dir, e.Name()), pids)
+		}
+	}
 }
 
 // removeCgroupTree removes a cgroup and its child cgroups, children first, as
@@ -109,7 +172,8 @@ func (m *Manager) podCgroupUIDs() (sets.Set[types.UID], error) {
 }
 
 // Housekeep is upstream's cleanupOrphanedPodCgroups, run by housekeeping: the cgroups of pods
-// that are neither desired nor in the runtime are removed. Pods normally lose their cgroups
+// that are neither desired nor in the runtime are removed, once the processes left in them are
+// killed. Pods normally lose their cgroups
 // with their containers (RemovePod); this catches those whose containers and sandboxes went
 // another way (the container garbage collector, a restart in between). A cgroup still busy
 // stays until the next housekeeping.
@@ -135,6 +199,15 @@ func (m *Manager) Housekeep(ctx context.Context, desired []*v1.Pod) {
 	}
 	for _, uid := range sets.List(uids) {
 		klog.V(2).InfoS("Removing the cgroup of a pod that is gone", "podUID", uid)
+		// As upstream (pcm.Destroy): what still runs in the cgroup of a pod that is neither
+		// desired nor in the runtime was lost by the runtime; it is killed first.
+		killed, err := m.killPodProcesses(uid)
+		if len(killed) > 0 {
+			klog.InfoS("Killed processes left in the cgroup of a pod the container runtime no longer has", "podUID", uid, "pids", killed)
+		}
+		if err != nil {
+			klog.ErrorS(err, "Failed to kill processes left in the cgroup of a pod that is gone", "podUID", uid)
+		}
 		if err := m.removePodCgroups(uid); err != nil {
 			klog.ErrorS(err, "Failed to remove the cgroup of a pod that is gone; a process may be left in it (retrying at the next housekeeping)", "podUID", uid)
 		}

@@ -1,8 +1,12 @@
 package kuberuntime
 
 import (
+	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -108,9 +112,15 @@ func TestHousekeepRemovesOrphanedPodCgroups(t *testing.T) {
 		mk("pids/kubepods/podbusy/a-container"), mk("memory/kubepods/besteffort/not-a-pod")}
 	gone := []string{mk("memory/kubepods/podgone"), mk("cpu/kubepods/besteffort/podgone"), mk("kubepods/burstable/podgone")}
 	desired := []*v1.Pod{{ObjectMeta: metav1.ObjectMeta{UID: "desired"}}}
-	// A plain directory with a file stands for a cgroup with processes: rmdir fails.
+	// A plain directory with a file stands for a cgroup with processes: rmdir fails. The process
+	// listed, lost by the runtime, is killed.
+	lost := exec.Command("sleep", "600")
+	if err := lost.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = lost.Process.Kill() })
 	busyProcs := filepath.Join(root, "pids/kubepods/podbusy/a-container/cgroup.procs")
-	if err := os.WriteFile(busyProcs, []byte("42\n"), 0o644); err != nil {
+	if err := os.WriteFile(busyProcs, []byte(fmt.Sprintf("%d\n", lost.Process.Pid)), 0o644); err != nil {
 		t.Fatal(err)
 	}
 
@@ -128,6 +138,11 @@ func TestHousekeepRemovesOrphanedPodCgroups(t *testing.T) {
 	if n := h.rt.CallCount("ListPodSandbox"); n == 0 {
 		t.Error("the runtime was not consulted")
 	}
+	err = lost.Wait()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Errorf("the process left in an orphaned pod cgroup ended with %v, want SIGKILL", err)
+	}
 
 	// Without orphans the runtime is not listed at all.
 	for _, d := range []string{"pids/kubepods/podbusy/a-container/cgroup.procs", "pids/kubepods/podbusy/a-container", "pids/kubepods/podbusy"} {
@@ -139,5 +154,51 @@ func TestHousekeepRemovesOrphanedPodCgroups(t *testing.T) {
 	h.m.Housekeep(h.ctx, append(desired, inRuntime))
 	if n := h.rt.CallCount("ListPodSandbox"); n != before {
 		t.Errorf("listed the runtime %d times with no orphaned cgroup", n-before)
+	}
+}
+
+// A process left in the cgroup of a pod the runtime says is stopped (containerd 2.4 loses a
+// container's task when a StartContainer is cancelled while it creates the task) is killed when
+// the pod is removed, as upstream's pod container manager kills what is left in a pod cgroup
+// before destroying it; the agent's own PID is never signalled.
+func TestRemovePodByUIDKillsProcessesLeftInThePodCgroup(t *testing.T) {
+	h := newHarness(t)
+	root := t.TempDir()
+	h.cfg.CgroupFSRoot = root
+	m, err := New(h.cfg, h.m.deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.m = m
+	pod := newPod()
+	h.mustSync(pod)
+	if err := h.m.KillPod(h.ctx, pod, h.status(pod), nil); err != nil {
+		t.Fatal(err)
+	}
+	lost := exec.Command("sleep", "600")
+	if err := lost.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = lost.Process.Kill() })
+	procs := map[string]string{
+		"memory/kubepods/besteffort/pod" + string(pod.UID) + "/lost-container": fmt.Sprintf("%d\n", lost.Process.Pid),
+		"cpu/kubepods/besteffort/pod" + string(pod.UID):                        fmt.Sprintf("%d\n%d\n", os.Getpid(), lost.Process.Pid),
+	}
+	for dir, content := range procs {
+		if err := os.MkdirAll(filepath.Join(root, dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, dir, "cgroup.procs"), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = h.m.RemovePodByUID(h.ctx, pod.UID) // the fake cgroup directories hold files: not removable
+	err = lost.Wait()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Fatalf("the process left in the pod cgroup ended with %v, want SIGKILL", err)
+	}
+	if ids := h.rt.SandboxIDs(); len(ids) != 0 {
+		t.Errorf("sandboxes left: %v", ids)
 	}
 }

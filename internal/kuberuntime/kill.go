@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
 
 	"github.com/nodelet/nodelet/internal/container"
@@ -200,7 +202,7 @@ func (m *Manager) hookPodIP(ctx context.Context, pod *v1.Pod, h *v1.LifecycleHan
 func (m *Manager) KillPod(ctx context.Context, pod *v1.Pod, ps *container.PodStatus, override *int64) error {
 	var mains, sidecars []*container.Status
 	for _, cs := range ps.ContainerStatuses {
-		if cs.State != container.StateRunning && cs.State != container.StateCreated && cs.State != container.StateUnknown {
+		if !mayRun(cs) {
 			continue
 		}
 		if pod != nil && isSidecar(pod, cs.Name) {
@@ -275,9 +277,15 @@ func (m *Manager) RemovePod(ctx context.Context, ps *container.PodStatus) error 
 		}
 	}
 	for _, s := range ps.SandboxStatuses {
-		if err := m.deps.Sandboxes.StopPodSandbox(ctx, s.GetId()); err != nil && !isNotFound(err) {
-			errs = append(errs, fmt.Errorf("stop sandbox %s: %w", s.GetId(), err))
-			continue
+		// A ready sandbox is stopped first. A stopped one is not stopped again: each
+		// StopPodSandbox runs the network plugin's DEL once more (containerd does, ~0.1 s of
+		// plugin execs here), and RemovePodSandbox forcibly stops what is left, closing the
+		// network namespace of a sandbox whose pause process died (containerd, CRI-O).
+		if s.GetState() != runtimeapi.PodSandboxState_SANDBOX_NOTREADY {
+			if err := m.deps.Sandboxes.StopPodSandbox(ctx, s.GetId()); err != nil && !isNotFound(err) {
+				errs = append(errs, fmt.Errorf("stop sandbox %s: %w", s.GetId(), err))
+				continue
+			}
 		}
 		if err := m.deps.Sandboxes.RemovePodSandbox(ctx, s.GetId()); err != nil && !isNotFound(err) {
 			errs = append(errs, fmt.Errorf("remove sandbox %s: %w", s.GetId(), err))
@@ -300,16 +308,50 @@ func (m *Manager) RemovePod(ctx context.Context, ps *container.PodStatus) error 
 	return nil
 }
 
-// RemovePodByUID is RemovePod for a pod known only by UID (housekeeping of orphans).
+// RemovePodByUID is RemovePod for a pod known only by UID: a pod whose worker finished, or an
+// orphan found by housekeeping. It kills the pod first only when something of it still runs (an
+// orphan); a pod its worker stopped is removed without stopping anything again.
 func (m *Manager) RemovePodByUID(ctx context.Context, uid types.UID) error {
 	ps, err := m.GetPodStatus(ctx, uid, "", "")
 	if err != nil {
 		return err
 	}
-	if err := m.KillPod(ctx, nil, ps, nil); err != nil {
-		return err
+	if stillRunning(ps) {
+		if err := m.KillPod(ctx, nil, ps, nil); err != nil {
+			return err
+		}
+	}
+	// Nothing of the pod runs now, as far as the runtime knows; what is left in its cgroup was
+	// lost by the runtime (see killPodProcesses). The removal below may fail until the runtime
+	// has seen the process exit; housekeeping retries it.
+	killed, err := m.killPodProcesses(uid)
+	if len(killed) > 0 {
+		klog.InfoS("Killed processes the container runtime left in the cgroup of a stopped pod; "+
+			"if this repeats, check the runtime's log for failed container starts", "podUID", uid, "pids", killed)
+	}
+	if err != nil {
+		klog.ErrorS(err, "Failed to kill processes left in the cgroup of a stopped pod", "podUID", uid)
 	}
 	return m.RemovePod(ctx, ps)
+}
+
+// mayRun reports whether the container may run: running, created (it may start) or unknown.
+func mayRun(cs *container.Status) bool {
+	return cs.State == container.StateRunning || cs.State == container.StateCreated || cs.State == container.StateUnknown
+}
+
+// stillRunning reports whether a container of the pod may run (running, created or unknown, as
+// KillPod stops them) or one of its sandboxes is ready.
+func stillRunning(ps *container.PodStatus) bool {
+	if slices.ContainsFunc(ps.ContainerStatuses, mayRun) {
+		return true
+	}
+	for _, s := range ps.SandboxStatuses {
+		if s.GetState() != runtimeapi.PodSandboxState_SANDBOX_NOTREADY {
+			return true
+		}
+	}
+	return false
 }
 
 func findContainer(pod *v1.Pod, name string) *v1.Container {

@@ -3,6 +3,7 @@ package kuberuntime
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -393,5 +394,42 @@ func TestRemovePodCleansRotatedLogs(t *testing.T) {
 	}
 	if ids := h.rt.ContainerIDs(); len(ids) != 0 {
 		t.Errorf("containers left: %v", ids)
+	}
+}
+
+// A pod its worker stopped is removed without stopping anything again: each StopPodSandbox runs
+// the network plugin's DEL once more (containerd), and RemovePodSandbox stops what is left. The
+// removal of 30 pods made 3 StopPodSandbox calls per pod in the benchmark.
+func TestRemoveStoppedPodStopsNothingAgain(t *testing.T) {
+	for _, byUID := range []bool{false, true} {
+		t.Run(fmt.Sprintf("byUID=%v", byUID), func(t *testing.T) {
+			h := newHarness(t)
+			pod := newPod(mains("app"))
+			h.mustSync(pod)
+			if err := h.m.KillPod(h.ctx, pod, h.status(pod), nil); err != nil {
+				t.Fatal(err)
+			}
+			h.rt.ResetCalls()
+			var err error
+			if byUID {
+				err = h.m.RemovePodByUID(h.ctx, pod.UID)
+			} else {
+				err = h.m.RemovePod(h.ctx, h.status(pod))
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, call := range []string{"StopContainer", "StopPodSandbox"} {
+				if n := h.rt.CallCount(call); n != 0 {
+					t.Errorf("%s called %d times on a stopped pod", call, n)
+				}
+			}
+			if n := h.rt.CallCount("RemovePodSandbox"); n != 1 {
+				t.Errorf("RemovePodSandbox called %d times, want 1", n)
+			}
+			if ids := h.rt.SandboxIDs(); len(ids) != 0 {
+				t.Errorf("sandboxes left: %v", ids)
+			}
+		})
 	}
 }

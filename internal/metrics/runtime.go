@@ -6,6 +6,7 @@ import (
 	"unicode"
 
 	"google.golang.org/grpc"
+	"k8s.io/klog/v2"
 )
 
 // operationNames are the CRI methods whose upstream operation_type is not the snake_case of
@@ -44,10 +45,16 @@ func (k *Kubelet) UnaryClientInterceptor() grpc.UnaryClientInterceptor {
 		op := OperationType(method)
 		start := k.clock.Now()
 		err := invoker(ctx, method, req, reply, cc, opts...)
+		took := k.clock.Since(start)
 		k.runtimeOps.WithLabelValues(op).Inc()
-		k.runtimeOpsDur.WithLabelValues(op).Observe(k.clock.Since(start).Seconds())
+		k.runtimeOpsDur.WithLabelValues(op).Observe(took.Seconds())
 		if err != nil {
 			k.runtimeOpsErrs.WithLabelValues(op).Inc()
+		}
+		// As upstream's remote runtime service logs each call at -v=10: a timeline of where
+		// a pod's start or stop spends its time.
+		if v := klog.V(10); v.Enabled() {
+			v.InfoS("CRI call", "operation", op, "took", took, "err", err)
 		}
 		return err
 	}

@@ -131,9 +131,12 @@ func (c *Cache) newerThan(uid types.UID, minTime time.Time) (*cacheEntry, bool) 
 // GetNewerThan returns the pod's status and inspection error once the cache knows the pod as of a
 // time strictly after minTime: its entry is newer, or the global timestamp is (then it returns the
 // entry it has, or an empty status with ID set). It blocks until then, or until ctx ends, when it
-// returns a nil status and ctx's error. A call that has to wait signals Waits once.
+// returns a nil status and ctx's error.
+//
+// Each time the call starts to wait it signals Waits, also when a Set that was not new enough woke
+// it and it goes back to waiting: a PLEG that read Waiting in between (the waiter was deregistered
+// by that Set) would otherwise not see it again until its next tick, up to a second later.
 func (c *Cache) GetNewerThan(ctx context.Context, uid types.UID, minTime time.Time) (*container.PodStatus, error) {
-	signalled := false
 	for {
 		c.mu.Lock()
 		if e, ok := c.newerThan(uid, minTime); ok {
@@ -151,12 +154,9 @@ func (c *Cache) GetNewerThan(ctx context.Context, uid types.UID, minTime time.Ti
 		}
 		global := c.global
 		c.mu.Unlock()
-		if !signalled {
-			signalled = true
-			select {
-			case c.waits <- struct{}{}:
-			default:
-			}
+		select {
+		case c.waits <- struct{}{}:
+		default:
 		}
 
 		var done bool

@@ -319,18 +319,31 @@ func TestEventedServesWaitingWorkers(t *testing.T) {
 		h.received()
 		h.rt.calls()
 
-		// Not up yet: the next relist releases a waiting worker, as with Generic.
-		worker := getNewerThanAsync(t.Context(), h.cache, "a", h.clock.Now())
+		// Not up yet: a waiting worker is served at once, not at the next relist.
+		lastSync := h.clock.Now()
+		h.clock.Step(10 * time.Millisecond)
+		worker := getNewerThanAsync(t.Context(), h.cache, "a", lastSync)
+		if r := requireResult(t, worker); r.err != nil || len(r.status.ContainerStatuses) != 1 {
+			t.Errorf("worker got %+v, %v", r.status, r.err)
+		}
+		h.expect(t, "served before the stream is up", nil, []types.UID{"a"})
+		if h.pleg.StreamUp() {
+			t.Fatal("stream up too early")
+		}
+
+		// A worker waiting past the current time is left for the next tick's relist.
+		worker = getNewerThanAsync(t.Context(), h.cache, "a", h.clock.Now())
 		requireBlocked(t, worker)
 		h.step(time.Second)
 		if r := requireResult(t, worker); r.err != nil || len(r.status.ContainerStatuses) != 1 {
 			t.Errorf("worker got %+v, %v", r.status, r.err)
 		}
 		h.expect(t, "released by the relist", nil, nil)
+		h.rt.calls()
 
 		// Up: a worker whose sync changed nothing (so no event comes) is served by inspecting its
 		// pod, not after the safety relist period.
-		lastSync := h.clock.Now()
+		lastSync = h.clock.Now()
 		h.clock.Step(10 * time.Millisecond)
 		worker = getNewerThanAsync(t.Context(), h.cache, "a", lastSync)
 		if r := requireResult(t, worker); r.err != nil || len(r.status.ContainerStatuses) != 1 {
@@ -460,4 +473,34 @@ func TestNewEventedConfig(t *testing.T) {
 	if e.timing != want {
 		t.Errorf("defaults %+v, want %+v", e.timing, want)
 	}
+}
+
+// A worker that starts to wait while an event's inspection of its pod is in flight (the
+// inspection's timestamp is before the worker's last sync, so its Set does not release the
+// worker) is served at once by another inspection, not at the next tick.
+func TestEventedServesWorkerWaitingDuringInspection(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newEvented(t, nil, pod("a", sbx("s1", running), ctr("c1", running)))
+		h.up(t)
+		var worker <-chan result
+		h.rt.onCall = func() {
+			if worker != nil {
+				return
+			}
+			h.clock.Step(10 * time.Millisecond) // the worker's sync ends after the inspection began
+			worker = getNewerThanAsync(t.Context(), h.cache, "a", h.clock.Now())
+			h.clock.Step(time.Millisecond) // and real time goes on
+		}
+		h.stream.send(t, cevent("a", "c1", evStarted, h.clock.Now()))
+		if worker == nil {
+			t.Fatal("the event did not inspect the pod")
+		}
+		r := requireResult(t, worker) // no clock step: no tick may release it
+		if r.err != nil || len(r.status.ContainerStatuses) != 1 {
+			t.Errorf("worker got %+v, %v", r.status, r.err)
+		}
+		if _, calls := h.rt.calls(); len(calls) != 2 {
+			t.Errorf("GetPodStatus calls %v, want two (the event's, then the waiting worker's)", calls)
+		}
+	})
 }

@@ -219,10 +219,15 @@ func (g *Generic) relist(ctx context.Context) (timestamp time.Time, ok bool) {
 	for uid, p := range cur {
 		next[uid] = p
 	}
-	for _, uid := range inspect {
-		old, pod := g.records[uid], cur[uid]
-		ref := podRef(pod, old)
-		status, err := g.updateCache(ctx, uid, pod, ref, timestamp)
+	refs := make([]klog.ObjectRef, len(inspect))
+	for i, uid := range inspect {
+		refs[i] = podRef(cur[uid], g.records[uid])
+	}
+	results := g.inspectAll(ctx, inspect, cur, refs, timestamp)
+	for i, uid := range inspect {
+		old, ref := g.records[uid], refs[i]
+		<-results[i].done
+		status, err := results[i].status, results[i].err
 		if err != nil {
 			// As upstream: no events and no new record, so the next relist computes the same
 			// events again and retries the inspection.
@@ -250,6 +255,48 @@ func (g *Generic) relist(ctx context.Context) (timestamp time.Time, ok bool) {
 	// Only now is every entry at least as fresh as timestamp.
 	g.cache.UpdateTime(timestamp)
 	return timestamp, true
+}
+
+// relistConcurrency bounds the pods a relist inspects at once. One after the other, the first
+// relist after a restart with 100 running pods took 1.3 s (13 ms of CRI calls per pod), and every
+// pod's worker waited for it; the runtime answers several inspections at once.
+const relistConcurrency = 8
+
+// inspection is the result of one pod's inspection by a relist, valid once done is closed.
+type inspection struct {
+	status *container.PodStatus
+	err    error
+	done   chan struct{}
+}
+
+// inspectAll inspects the pods (updateCache), relistConcurrency at a time and in order, and
+// returns at once; the caller reads each result once its done is closed, in order, so that
+// events are sent in the same order as by one inspection after the other.
+func (g *Generic) inspectAll(ctx context.Context, uids []types.UID, cur map[types.UID]*container.Pod,
+	refs []klog.ObjectRef, timestamp time.Time) []*inspection {
+	out := make([]*inspection, len(uids))
+	for i := range out {
+		out[i] = &inspection{done: make(chan struct{})}
+	}
+	inspect := func(i int) {
+		defer close(out[i].done)
+		out[i].status, out[i].err = g.updateCache(ctx, uids[i], cur[uids[i]], refs[i], timestamp)
+	}
+	if len(uids) == 1 {
+		inspect(0)
+		return out
+	}
+	go func() {
+		sem := make(chan struct{}, relistConcurrency)
+		for i := range uids {
+			sem <- struct{}{}
+			go func() {
+				defer func() { <-sem }()
+				inspect(i)
+			}()
+		}
+	}()
+	return out
 }
 
 // podRef names the pod for logs, from the first listing that has it.

@@ -3,10 +3,12 @@ package pleg
 import (
 	"context"
 	"errors"
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -32,6 +34,9 @@ type fakeRuntime struct {
 	// afterStatus, if set, runs inside GetPodStatus once the status is built (with f.mu held),
 	// e.g. to change the runtime behind an inspection's back.
 	afterStatus func(f *fakeRuntime, uid types.UID)
+	// beforeStatus, if set, runs at the start of every GetPodStatus, before f.mu is taken (so
+	// that concurrent inspections can be seen).
+	beforeStatus func(uid types.UID)
 }
 
 var _ Runtime = (*fakeRuntime)(nil)
@@ -50,6 +55,9 @@ func (f *fakeRuntime) GetPods(context.Context) ([]*container.Pod, error) {
 }
 
 func (f *fakeRuntime) GetPodStatus(_ context.Context, uid types.UID, name, namespace string) (*container.PodStatus, error) {
+	if f.beforeStatus != nil {
+		f.beforeStatus(uid)
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.statusCalls = append(f.statusCalls, uid)
@@ -88,10 +96,13 @@ func (f *fakeRuntime) set(fn func(f *fakeRuntime)) {
 }
 
 // calls returns the number of GetPods calls and the pods inspected since the last call.
+// calls returns the number of listings and the pods inspected since the last call, in UID order:
+// a relist inspects pods concurrently.
 func (f *fakeRuntime) calls() (lists int, inspected []types.UID) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	inspected, f.statusCalls = f.statusCalls, nil
+	slices.Sort(inspected)
 	return f.listCalls, inspected
 }
 
@@ -440,4 +451,40 @@ func TestNewConfig(t *testing.T) {
 	if _, err := g.Healthy(); err == nil || !strings.Contains(err.Error(), "yet to be successful") {
 		t.Errorf("Healthy before Start: %v", err)
 	}
+}
+
+// A relist inspects the changed pods concurrently (relistConcurrency at a time): after a restart
+// with many pods, every worker waits for the first relist. The events still come in pod order.
+func TestGenericRelistInspectsConcurrently(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var pods []*container.Pod
+		for i := range relistConcurrency + 2 {
+			pods = append(pods, pod(types.UID(fmt.Sprintf("p%02d", i)), ctr(fmt.Sprintf("c%02d", i), running)))
+		}
+		h := newHarness(t, 0, pods...)
+		var inFlight atomic.Int32
+		release := make(chan struct{})
+		h.rt.beforeStatus = func(types.UID) {
+			inFlight.Add(1)
+			<-release
+		}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			h.pleg.Relist(t.Context())
+		}()
+		synctest.Wait()
+		if n := inFlight.Load(); n != relistConcurrency {
+			t.Errorf("%d inspections in flight, want %d", n, relistConcurrency)
+		}
+		close(release)
+		<-done
+		var want []Event
+		for i := range relistConcurrency + 2 {
+			want = append(want, ev(types.UID(fmt.Sprintf("p%02d", i)), ContainerStarted, fmt.Sprintf("c%02d", i)))
+		}
+		if got := h.received(); !reflect.DeepEqual(got, want) {
+			t.Errorf("events\n got %v\nwant %v", got, want)
+		}
+	})
 }
