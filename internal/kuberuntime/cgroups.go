@@ -24,31 +24,45 @@ import (
 // hierarchy (cgroup v1), the unified one and a pure v2 mount are covered; a directory that is
 // still busy is an error, retried at the next housekeeping.
 func (m *Manager) removePodCgroups(uid types.UID) error {
+	parents, err := m.qosCgroupDirs()
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, parent := range parents {
+		dir := filepath.Join(parent, "pod"+string(uid))
+		if err := removeCgroupTree(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("remove pod cgroup %s: %w", dir, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// qosCgroupDirs returns the directories pod cgroups are created in: <hierarchy>/<cgroupRoot>/
+// [burstable|besteffort], for every controller hierarchy (cgroup v1), the unified one and a pure
+// v2 mount. It returns none without a cgroup file system root (tests).
+func (m *Manager) qosCgroupDirs() ([]string, error) {
 	root := m.cfg.CgroupFSRoot
 	if root == "" {
-		return nil
+		return nil, nil
 	}
-	hierarchies := []string{root}
 	ents, err := os.ReadDir(root)
 	if err != nil {
-		return fmt.Errorf("list cgroup hierarchies in %s: %w", root, err)
+		return nil, fmt.Errorf("list cgroup hierarchies in %s: %w", root, err)
 	}
+	hierarchies := []string{root}
 	for _, e := range ents {
 		if e.IsDir() {
 			hierarchies = append(hierarchies, filepath.Join(root, e.Name()))
 		}
 	}
-	pod := "pod" + string(uid)
-	var errs []error
+	var dirs []string
 	for _, h := range hierarchies {
 		for _, qos := range []string{"", "burstable", "besteffort"} {
-			dir := filepath.Join(h, m.cfg.CgroupRoot, qos, pod)
-			if err := removeCgroupTree(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				errs = append(errs, fmt.Errorf("remove pod cgroup %s: %w", dir, err))
-			}
+			dirs = append(dirs, filepath.Join(h, m.cfg.CgroupRoot, qos))
 		}
 	}
-	return errors.Join(errs...)
+	return dirs, nil
 }
 
 // killPodProcesses sends SIGKILL to every process left in the pod's cgroups, in every hierarchy,
@@ -58,25 +72,13 @@ func (m *Manager) removePodCgroups(uid types.UID) error {
 // task running, with the container reported exited, when a StartContainer is cancelled while it
 // creates the task, and the container can then never be removed. It returns the PIDs killed.
 func (m *Manager) killPodProcesses(uid types.UID) ([]int, error) {
-	root := m.cfg.CgroupFSRoot
-	if root == "" {
-		return nil, nil
-	}
-	hierarchies := []string{root}
-	ents, err := os.ReadDir(root)
+	parents, err := m.qosCgroupDirs()
 	if err != nil {
-		return nil, fmt.Errorf("list cgroup hierarchies in %s: %w", root, err)
-	}
-	for _, e := range ents {
-		if e.IsDir() {
-			hierarchies = append(hierarchies, filepath.Join(root, e.Name()))
-		}
+		return nil, err
 	}
 	pids := sets.New[int]()
-	for _, h := range hierarchies {
-		for _, qos := range []string{"", "burstable", "besteffort"} {
-			collectCgroupPIDs(filepath.Join(h, m.cfg.CgroupRoot, qos, "pod"+string(uid)), pids)
-		}
+	for _, parent := range parents {
+		collectCgroupPIDs(filepath.Join(parent, "pod"+string(uid)), pids)
 	}
 	pids.Delete(os.Getpid())
 	var errs []error
@@ -89,6 +91,20 @@ func (m *Manager) killPodProcesses(uid types.UID) ([]int, error) {
 		killed = append(killed, pid)
 	}
 	return killed, errors.Join(errs...)
+}
+
+// killLeftovers is killPodProcesses for a pod the runtime runs nothing of (why says which), with
+// what it did logged: the PIDs killed, or the failure (the removal that follows then fails and
+// housekeeping retries).
+func (m *Manager) killLeftovers(uid types.UID, why string) {
+	killed, err := m.killPodProcesses(uid)
+	if len(killed) > 0 {
+		klog.InfoS("Killed processes the container runtime left in the cgroup of "+why+
+			"; if this repeats, check the runtime's log for failed container starts", "podUID", uid, "pids", killed)
+	}
+	if err != nil {
+		klog.ErrorS(err, "Failed to kill processes left in the cgroup of "+why, "podUID", uid)
+	}
 }
 
 // collectCgroupPIDs adds the PIDs of cgroup.procs in dir and every cgroup below it; a cgroup
@@ -137,34 +153,22 @@ func removeCgroupTree(dir string) error {
 
 // podCgroupUIDs lists the UIDs of the pod cgroup directories in every hierarchy.
 func (m *Manager) podCgroupUIDs() (sets.Set[types.UID], error) {
-	uids := sets.New[types.UID]()
-	root := m.cfg.CgroupFSRoot
-	if root == "" {
-		return uids, nil
-	}
-	hierarchies := []string{root}
-	ents, err := os.ReadDir(root)
+	parents, err := m.qosCgroupDirs()
 	if err != nil {
-		return nil, fmt.Errorf("list cgroup hierarchies in %s: %w", root, err)
+		return nil, err
 	}
-	for _, e := range ents {
-		if e.IsDir() {
-			hierarchies = append(hierarchies, filepath.Join(root, e.Name()))
+	uids := sets.New[types.UID]()
+	for _, parent := range parents {
+		dirs, err := os.ReadDir(parent)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
 		}
-	}
-	for _, h := range hierarchies {
-		for _, qos := range []string{"", "burstable", "besteffort"} {
-			dirs, err := os.ReadDir(filepath.Join(h, m.cfg.CgroupRoot, qos))
-			if errors.Is(err, fs.ErrNotExist) {
-				continue
-			}
-			if err != nil {
-				return nil, fmt.Errorf("list pod cgroups: %w", err)
-			}
-			for _, d := range dirs {
-				if uid, ok := strings.CutPrefix(d.Name(), "pod"); ok && d.IsDir() && uid != "" {
-					uids.Insert(types.UID(uid))
-				}
+		if err != nil {
+			return nil, fmt.Errorf("list pod cgroups: %w", err)
+		}
+		for _, d := range dirs {
+			if uid, ok := strings.CutPrefix(d.Name(), "pod"); ok && d.IsDir() && uid != "" {
+				uids.Insert(types.UID(uid))
 			}
 		}
 	}
@@ -173,10 +177,9 @@ func (m *Manager) podCgroupUIDs() (sets.Set[types.UID], error) {
 
 // Housekeep is upstream's cleanupOrphanedPodCgroups, run by housekeeping: the cgroups of pods
 // that are neither desired nor in the runtime are removed, once the processes left in them are
-// killed. Pods normally lose their cgroups
-// with their containers (RemovePod); this catches those whose containers and sandboxes went
-// another way (the container garbage collector, a restart in between). A cgroup still busy
-// stays until the next housekeeping.
+// killed. Pods normally lose their cgroups with their containers (RemovePod); this catches those
+// whose containers and sandboxes went another way (the container garbage collector, a restart in
+// between). A cgroup still busy stays until the next housekeeping.
 func (m *Manager) Housekeep(ctx context.Context, desired []*v1.Pod) {
 	uids, err := m.podCgroupUIDs()
 	if err != nil {
@@ -201,13 +204,7 @@ func (m *Manager) Housekeep(ctx context.Context, desired []*v1.Pod) {
 		klog.V(2).InfoS("Removing the cgroup of a pod that is gone", "podUID", uid)
 		// As upstream (pcm.Destroy): what still runs in the cgroup of a pod that is neither
 		// desired nor in the runtime was lost by the runtime; it is killed first.
-		killed, err := m.killPodProcesses(uid)
-		if len(killed) > 0 {
-			klog.InfoS("Killed processes left in the cgroup of a pod the container runtime no longer has", "podUID", uid, "pids", killed)
-		}
-		if err != nil {
-			klog.ErrorS(err, "Failed to kill processes left in the cgroup of a pod that is gone", "podUID", uid)
-		}
+		m.killLeftovers(uid, "a pod the runtime no longer has")
 		if err := m.removePodCgroups(uid); err != nil {
 			klog.ErrorS(err, "Failed to remove the cgroup of a pod that is gone; a process may be left in it (retrying at the next housekeeping)", "podUID", uid)
 		}

@@ -92,13 +92,7 @@ func TestRemovePodLogDirs(t *testing.T) {
 
 func TestHousekeepRemovesOrphanedPodCgroups(t *testing.T) {
 	h := newHarness(t)
-	root := t.TempDir()
-	h.cfg.CgroupFSRoot = root
-	m, err := New(h.cfg, h.m.deps)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.m = m
+	root := h.withCgroupFS(t)
 	inRuntime := newPod() // not desired, but its containers are still there: RemovePod's job
 	h.mustSync(inRuntime)
 	mk := func(p string) string {
@@ -114,11 +108,7 @@ func TestHousekeepRemovesOrphanedPodCgroups(t *testing.T) {
 	desired := []*v1.Pod{{ObjectMeta: metav1.ObjectMeta{UID: "desired"}}}
 	// A plain directory with a file stands for a cgroup with processes: rmdir fails. The process
 	// listed, lost by the runtime, is killed.
-	lost := exec.Command("sleep", "600")
-	if err := lost.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = lost.Process.Kill() })
+	lost := startLostProcess(t)
 	busyProcs := filepath.Join(root, "pids/kubepods/podbusy/a-container/cgroup.procs")
 	if err := os.WriteFile(busyProcs, []byte(fmt.Sprintf("%d\n", lost.Process.Pid)), 0o644); err != nil {
 		t.Fatal(err)
@@ -138,11 +128,7 @@ func TestHousekeepRemovesOrphanedPodCgroups(t *testing.T) {
 	if n := h.rt.CallCount("ListPodSandbox"); n == 0 {
 		t.Error("the runtime was not consulted")
 	}
-	err = lost.Wait()
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
-		t.Errorf("the process left in an orphaned pod cgroup ended with %v, want SIGKILL", err)
-	}
+	requireSIGKILL(t, lost)
 
 	// Without orphans the runtime is not listed at all.
 	for _, d := range []string{"pids/kubepods/podbusy/a-container/cgroup.procs", "pids/kubepods/podbusy/a-container", "pids/kubepods/podbusy"} {
@@ -163,23 +149,13 @@ func TestHousekeepRemovesOrphanedPodCgroups(t *testing.T) {
 // before destroying it; the agent's own PID is never signalled.
 func TestRemovePodByUIDKillsProcessesLeftInThePodCgroup(t *testing.T) {
 	h := newHarness(t)
-	root := t.TempDir()
-	h.cfg.CgroupFSRoot = root
-	m, err := New(h.cfg, h.m.deps)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.m = m
+	root := h.withCgroupFS(t)
 	pod := newPod()
 	h.mustSync(pod)
 	if err := h.m.KillPod(h.ctx, pod, h.status(pod), nil); err != nil {
 		t.Fatal(err)
 	}
-	lost := exec.Command("sleep", "600")
-	if err := lost.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = lost.Process.Kill() })
+	lost := startLostProcess(t)
 	procs := map[string]string{
 		"memory/kubepods/besteffort/pod" + string(pod.UID) + "/lost-container": fmt.Sprintf("%d\n", lost.Process.Pid),
 		"cpu/kubepods/besteffort/pod" + string(pod.UID):                        fmt.Sprintf("%d\n%d\n", os.Getpid(), lost.Process.Pid),
@@ -193,12 +169,42 @@ func TestRemovePodByUIDKillsProcessesLeftInThePodCgroup(t *testing.T) {
 		}
 	}
 	_ = h.m.RemovePodByUID(h.ctx, pod.UID) // the fake cgroup directories hold files: not removable
-	err = lost.Wait()
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
-		t.Fatalf("the process left in the pod cgroup ended with %v, want SIGKILL", err)
-	}
+	requireSIGKILL(t, lost)
 	if ids := h.rt.SandboxIDs(); len(ids) != 0 {
 		t.Errorf("sandboxes left: %v", ids)
+	}
+}
+
+// withCgroupFS gives the harness's manager a cgroup file system root of its own and returns it.
+func (h *harness) withCgroupFS(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	h.cfg.CgroupFSRoot = root
+	m, err := New(h.cfg, h.m.deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.m = m
+	return root
+}
+
+// startLostProcess starts a process standing for one the runtime lost; the test ends it.
+func startLostProcess(t *testing.T) *exec.Cmd {
+	t.Helper()
+	lost := exec.Command("sleep", "600")
+	if err := lost.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = lost.Process.Kill() })
+	return lost
+}
+
+// requireSIGKILL waits for the process and fails unless SIGKILL ended it.
+func requireSIGKILL(t *testing.T, p *exec.Cmd) {
+	t.Helper()
+	err := p.Wait()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+		t.Errorf("the process left in the pod cgroup ended with %v, want SIGKILL", err)
 	}
 }

@@ -324,14 +324,7 @@ func (m *Manager) RemovePodByUID(ctx context.Context, uid types.UID) error {
 	// Nothing of the pod runs now, as far as the runtime knows; what is left in its cgroup was
 	// lost by the runtime (see killPodProcesses). The removal below may fail until the runtime
 	// has seen the process exit; housekeeping retries it.
-	killed, err := m.killPodProcesses(uid)
-	if len(killed) > 0 {
-		klog.InfoS("Killed processes the container runtime left in the cgroup of a stopped pod; "+
-			"if this repeats, check the runtime's log for failed container starts", "podUID", uid, "pids", killed)
-	}
-	if err != nil {
-		klog.ErrorS(err, "Failed to kill processes left in the cgroup of a stopped pod", "podUID", uid)
-	}
+	m.killLeftovers(uid, "a stopped pod")
 	return m.RemovePod(ctx, ps)
 }
 

@@ -12,8 +12,8 @@ import (
 )
 
 // run is the Evented PLEG's one loop: it relists first, then, until ctx ends, relists when due at
-// each tick, inspects the pods events named, serves waiting pod workers, and follows the stream's openings and failures. Everything that touches the runtime happens
-// here, one thing at a time.
+// each tick, inspects the pods events named, serves waiting pod workers, and follows the stream's
+// openings and failures. Everything that touches the runtime happens here, one thing at a time.
 func (e *Evented) run(ctx context.Context, ticker clock.Ticker) {
 	defer ticker.Stop()
 	logger := klog.FromContext(ctx)
@@ -111,9 +111,9 @@ func (e *Evented) inspectPending(ctx context.Context, logger klog.Logger, s loop
 // SafetyRelistPeriod, so without this a worker whose sync changed nothing (hence no event) would
 // wait that long; while it is not up yet (the first RelistPeriod after start, or after a break),
 // a worker would wait for the next relist, up to RelistPeriod (a pod written at start-up waited
-// 0.4 s in the benchmark). The inspection's timestamp is taken after the worker's wait began, so it
-// releases the worker with a status that includes everything its last sync did. A worker waiting
-// past the current time is left for the next tick.
+// 0.4 s in the benchmark). The inspection's timestamp is taken after the worker's wait began, so
+// it releases the worker with a status that includes everything its last sync did. A worker
+// waiting past the current time is left for the next tick.
 func (e *Evented) serveWaiting(ctx context.Context) {
 	now := e.clock.Now()
 	waiting := e.cache.Waiting()

@@ -282,8 +282,10 @@ func (g *Generic) inspectAll(ctx context.Context, uids []types.UID, cur map[type
 		defer close(out[i].done)
 		out[i].status, out[i].err = g.updateCache(ctx, uids[i], cur[uids[i]], refs[i], timestamp)
 	}
-	if len(uids) == 1 {
-		inspect(0)
+	if len(uids) <= 1 { // no goroutine for the usual relist, with at most one changed pod
+		for i := range uids {
+			inspect(i)
+		}
 		return out
 	}
 	go func() {
