@@ -42,13 +42,17 @@ mkdir -p /var/cache/nodelet
 ( nice -n 19 bash hack/conformance.sh build >/dev/null && nice -n 19 bash hack/conformance.sh images ) \
 	>/var/cache/nodelet/conformance-prebuild.log 2>&1 &
 prebuild=$!
-go test -count=1 -timeout 50m -v -skip '^TestClusterPressure' ./test/e2e/
+e2e() { # go test -v on test/e2e, its output kept: what failed is summed up at the end
+	local log=/var/cache/nodelet/e2e-$1.log; shift
+	go test -count=1 -v "$@" ./test/e2e/ 2>&1 | tee "$log" || { awk -f hack/lib/failures.awk "$log"; return 1; }
+}
+e2e main -timeout 50m -skip '^TestClusterPressure'
 wait "$prebuild" || { tail -n 40 /var/cache/nodelet/conformance-prebuild.log; echo "building the conformance suite failed"; exit 1; }
 
 step "node pressure: eviction under memory and disk pressure, alone on the machine"
 # Their thresholds are set relative to the memory and disk free when they start: nothing else
 # may allocate meanwhile (the conformance prebuild above is done).
-go test -count=1 -timeout 15m -v -run '^TestClusterPressure' ./test/e2e/
+e2e pressure -timeout 15m -run '^TestClusterPressure'
 bash hack/cluster.sh down
 
 step "upstream conformance: Kubernetes v1.37.1's sig-node [Conformance] specs (e2e.test), nodelet the only node"

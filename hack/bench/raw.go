@@ -146,7 +146,9 @@ func (b *bench) cleanRaw(runID string, created []*rawPod, logRoot string, since 
 }
 
 // rawSandboxConfig is the sandbox config nodelet would build for a sleeper pod (pod network,
-// a log directory, the BestEffort pod cgroup), without the pod identity labels.
+// a log directory, the BestEffort pod cgroup, the RuntimeDefault seccomp profile both agents
+// give the pause container, as upstream since kubernetes#84623), without the pod identity
+// labels.
 func rawSandboxConfig(name, uid, runID, logRoot string) *runtimeapi.PodSandboxConfig {
 	return &runtimeapi.PodSandboxConfig{
 		Metadata:     &runtimeapi.PodSandboxMetadata{Name: name, Namespace: rawNamespace, Uid: uid},
@@ -157,6 +159,7 @@ func rawSandboxConfig(name, uid, runID, logRoot string) *runtimeapi.PodSandboxCo
 			CgroupParent: "/kubepods/besteffort/pod" + uid,
 			SecurityContext: &runtimeapi.LinuxSandboxSecurityContext{
 				NamespaceOptions: rawNamespaces(),
+				Seccomp:          &runtimeapi.SecurityProfile{ProfileType: runtimeapi.SecurityProfile_RuntimeDefault},
 			},
 		},
 	}

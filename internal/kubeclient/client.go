@@ -12,7 +12,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/gentype"
 	"k8s.io/client-go/rest"
 )
 
@@ -57,10 +56,10 @@ func New(cfg *rest.Config) (*Clients, error) {
 		Core:           coreClient{rc: core, params: p},
 		Leases:         leases{rc: coordination, params: p},
 		RuntimeClasses: runtimeClasses{rc: node, params: p},
-		TokenReviews: gentype.NewClient[*authenticationv1.TokenReview]("tokenreviews", authn, p, "",
-			func() *authenticationv1.TokenReview { return &authenticationv1.TokenReview{} }),
-		SubjectAccessReviews: gentype.NewClient[*authorizationv1.SubjectAccessReview]("subjectaccessreviews", authz, p, "",
-			func() *authorizationv1.SubjectAccessReview { return &authorizationv1.SubjectAccessReview{} }),
+		TokenReviews: newResource(authn, p, "", "tokenreviews",
+			func() *authenticationv1.TokenReview { return &authenticationv1.TokenReview{} }, func() *metav1.Status { return &metav1.Status{} }),
+		SubjectAccessReviews: newResource(authz, p, "", "subjectaccessreviews",
+			func() *authorizationv1.SubjectAccessReview { return &authorizationv1.SubjectAccessReview{} }, func() *metav1.Status { return &metav1.Status{} }),
 		Events: &eventSink{rc: core},
 		Scheme: s,
 	}, nil
@@ -74,27 +73,27 @@ type coreClient struct {
 var _ CoreV1 = coreClient{}
 
 func (c coreClient) Pods(ns string) PodInterface {
-	return gentype.NewClientWithList[*corev1.Pod, *corev1.PodList]("pods", c.rc, c.params, ns,
+	return newResource(c.rc, c.params, ns, "pods",
 		func() *corev1.Pod { return &corev1.Pod{} }, func() *corev1.PodList { return &corev1.PodList{} })
 }
 
 func (c coreClient) Nodes() NodeInterface {
-	return gentype.NewClientWithList[*corev1.Node, *corev1.NodeList]("nodes", c.rc, c.params, "",
+	return newResource(c.rc, c.params, "", "nodes",
 		func() *corev1.Node { return &corev1.Node{} }, func() *corev1.NodeList { return &corev1.NodeList{} })
 }
 
 func (c coreClient) Secrets(ns string) SecretInterface {
-	return gentype.NewClientWithList[*corev1.Secret, *corev1.SecretList]("secrets", c.rc, c.params, ns,
+	return newResource(c.rc, c.params, ns, "secrets",
 		func() *corev1.Secret { return &corev1.Secret{} }, func() *corev1.SecretList { return &corev1.SecretList{} })
 }
 
 func (c coreClient) ConfigMaps(ns string) ConfigMapInterface {
-	return gentype.NewClientWithList[*corev1.ConfigMap, *corev1.ConfigMapList]("configmaps", c.rc, c.params, ns,
+	return newResource(c.rc, c.params, ns, "configmaps",
 		func() *corev1.ConfigMap { return &corev1.ConfigMap{} }, func() *corev1.ConfigMapList { return &corev1.ConfigMapList{} })
 }
 
 func (c coreClient) Services(ns string) ServiceInterface {
-	return gentype.NewClientWithList[*corev1.Service, *corev1.ServiceList]("services", c.rc, c.params, ns,
+	return newResource(c.rc, c.params, ns, "services",
 		func() *corev1.Service { return &corev1.Service{} }, func() *corev1.ServiceList { return &corev1.ServiceList{} })
 }
 
@@ -123,7 +122,7 @@ type leases struct {
 }
 
 func (l leases) Leases(ns string) LeaseInterface {
-	return gentype.NewClientWithList[*coordinationv1.Lease, *coordinationv1.LeaseList]("leases", l.rc, l.params, ns,
+	return newResource(l.rc, l.params, ns, "leases",
 		func() *coordinationv1.Lease { return &coordinationv1.Lease{} }, func() *coordinationv1.LeaseList { return &coordinationv1.LeaseList{} })
 }
 
@@ -133,7 +132,7 @@ type runtimeClasses struct {
 }
 
 func (r runtimeClasses) RuntimeClasses() RuntimeClassInterface {
-	return gentype.NewClientWithList[*nodev1.RuntimeClass, *nodev1.RuntimeClassList]("runtimeclasses", r.rc, r.params, "",
+	return newResource(r.rc, r.params, "", "runtimeclasses",
 		func() *nodev1.RuntimeClass { return &nodev1.RuntimeClass{} }, func() *nodev1.RuntimeClassList { return &nodev1.RuntimeClassList{} })
 }
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -104,6 +105,54 @@ func TestClientsTalkToTheRightPaths(t *testing.T) {
 	}
 	if got := srv.took(); len(got) != 1 || !strings.HasPrefix(got[0], "POST /api/v1/namespaces/default/events ") {
 		t.Errorf("create event asked %v", got)
+	}
+}
+
+// TestResourceVerbs: every verb of the typed clients makes the request client-go's typed
+// clients make (the answers here are not of the kind asked: the requests are what counts).
+func TestResourceVerbs(t *testing.T) {
+	srv := &apiServer{}
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	c, err := New(&rest.Config{Host: ts.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	secs := int64(30)
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-a"}}
+	lease := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "node-a", Namespace: "kube-node-lease"}}
+	for _, tc := range []struct {
+		name string
+		call func()
+		want string // prefix of "METHOD path?query content-type"
+	}{
+		{"get node", func() { _, _ = c.Core.Nodes().Get(ctx, "node-a", metav1.GetOptions{ResourceVersion: "0"}) },
+			"GET /api/v1/nodes/node-a?resourceVersion=0"},
+		{"list nodes with a timeout", func() {
+			_, _ = c.Core.Nodes().List(ctx, metav1.ListOptions{FieldSelector: "metadata.name=node-a", TimeoutSeconds: &secs})
+		}, "GET /api/v1/nodes?fieldSelector=metadata.name%3Dnode-a&timeout=30s&timeoutSeconds=30"},
+		{"watch secrets", func() {
+			if w, err := c.Core.Secrets("ns1").Watch(ctx, metav1.ListOptions{ResourceVersion: "7"}); err == nil {
+				w.Stop()
+			}
+		}, "GET /api/v1/namespaces/ns1/secrets?resourceVersion=7&watch=true"},
+		{"create node", func() { _, _ = c.Core.Nodes().Create(ctx, node, metav1.CreateOptions{}) },
+			"POST /api/v1/nodes application/json"},
+		{"update lease", func() { _, _ = c.Leases.Leases("kube-node-lease").Update(ctx, lease, metav1.UpdateOptions{}) },
+			"PUT /apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/node-a application/json"},
+		{"delete pod", func() { _ = c.Core.Pods("default").Delete(ctx, "web", metav1.DeleteOptions{}) },
+			"DELETE /api/v1/namespaces/default/pods/web application/json"},
+		{"list runtime classes", func() { _, _ = c.RuntimeClasses.RuntimeClasses().List(ctx, metav1.ListOptions{}) },
+			"GET /apis/node.k8s.io/v1/runtimeclasses"},
+		{"token review", func() {
+			_, _ = c.TokenReviews.Create(ctx, &authenticationv1.TokenReview{}, metav1.CreateOptions{})
+		}, "POST /apis/authentication.k8s.io/v1/tokenreviews application/json"},
+	} {
+		tc.call()
+		if got := srv.took(); len(got) != 1 || !strings.HasPrefix(got[0], tc.want) {
+			t.Errorf("%s asked %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }
 

@@ -1,6 +1,6 @@
-// Package kubeclient is nodelet's API client: client-go's generic typed clients (gentype, the
-// code every generated clientset is made of) over one REST client per API group nodelet talks
-// to — core/v1, coordination.k8s.io/v1, node.k8s.io/v1, authentication.k8s.io/v1,
+// Package kubeclient is nodelet's API client: one generic typed client (resource.go, making
+// the requests of client-go's gentype, the code every generated clientset is made of) over one
+// REST client per API group nodelet talks to — core/v1, coordination.k8s.io/v1, node.k8s.io/v1, authentication.k8s.io/v1,
 // authorization.k8s.io/v1 — with a scheme holding only those groups.
 //
 // Why not client-go's typed clients: each of them imports client-go's kubernetes/scheme, which

@@ -180,16 +180,21 @@ func (m *Manager) podCgroupUIDs() (sets.Set[types.UID], error) {
 // killed. Pods normally lose their cgroups with their containers (RemovePod); this catches those
 // whose containers and sandboxes went another way (the container garbage collector, a restart in
 // between). A cgroup still busy stays until the next housekeeping.
-func (m *Manager) Housekeep(ctx context.Context, desired []*v1.Pod) {
+//
+// desired is read after each listing: a pod added since has its cgroup made by its worker
+// before its sandbox is in the runtime's list, and is neither killed nor loses its cgroup.
+func (m *Manager) Housekeep(ctx context.Context, desired func() []*v1.Pod) {
 	uids, err := m.podCgroupUIDs()
 	if err != nil {
 		klog.ErrorS(err, "Housekeeping could not list pod cgroups; retrying next time")
 		return
 	}
-	for _, p := range desired {
-		uids.Delete(p.UID)
+	deleteDesired := func() {
+		for _, p := range desired() {
+			uids.Delete(p.UID)
+		}
 	}
-	if uids.Len() == 0 {
+	if deleteDesired(); uids.Len() == 0 {
 		return
 	}
 	pods, err := m.GetPods(ctx)
@@ -200,6 +205,7 @@ func (m *Manager) Housekeep(ctx context.Context, desired []*v1.Pod) {
 	for _, p := range pods {
 		uids.Delete(p.ID)
 	}
+	deleteDesired()
 	for _, uid := range sets.List(uids) {
 		klog.V(2).InfoS("Removing the cgroup of a pod that is gone", "podUID", uid)
 		// As upstream (pcm.Destroy): what still runs in the cgroup of a pod that is neither

@@ -114,7 +114,7 @@ func TestHousekeepRemovesOrphanedPodCgroups(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	h.m.Housekeep(h.ctx, desired)
+	h.m.Housekeep(h.ctx, func() []*v1.Pod { return desired })
 	for _, d := range gone {
 		if _, err := os.Stat(d); !os.IsNotExist(err) {
 			t.Errorf("orphaned pod cgroup %s still there", d)
@@ -137,9 +137,26 @@ func TestHousekeepRemovesOrphanedPodCgroups(t *testing.T) {
 		}
 	}
 	before := h.rt.CallCount("ListPodSandbox")
-	h.m.Housekeep(h.ctx, append(desired, inRuntime))
+	h.m.Housekeep(h.ctx, func() []*v1.Pod { return append(desired, inRuntime) })
 	if n := h.rt.CallCount("ListPodSandbox"); n != before {
 		t.Errorf("listed the runtime %d times with no orphaned cgroup", n-before)
+	}
+
+	// A pod that became desired while the runtime was listed (its worker made its cgroup; its
+	// sandbox is not in the runtime yet) keeps its cgroup.
+	late := mk("memory/kubepods/besteffort/podlate")
+	reads := 0
+	h.m.Housekeep(h.ctx, func() []*v1.Pod {
+		if reads++; reads == 1 {
+			return desired
+		}
+		return append(desired, &v1.Pod{ObjectMeta: metav1.ObjectMeta{UID: "late"}})
+	})
+	if _, err := os.Stat(late); err != nil {
+		t.Errorf("the cgroup of a pod desired since the listing was removed: %v", err)
+	}
+	if reads != 2 {
+		t.Errorf("desired read %d times, want after each listing (2)", reads)
 	}
 }
 

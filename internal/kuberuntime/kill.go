@@ -277,18 +277,8 @@ func (m *Manager) RemovePod(ctx context.Context, ps *container.PodStatus) error 
 		}
 	}
 	for _, s := range ps.SandboxStatuses {
-		// A ready sandbox is stopped first. A stopped one is not stopped again: each
-		// StopPodSandbox runs the network plugin's DEL once more (containerd does, ~0.1 s of
-		// plugin execs here), and RemovePodSandbox forcibly stops what is left, closing the
-		// network namespace of a sandbox whose pause process died (containerd, CRI-O).
-		if s.GetState() != runtimeapi.PodSandboxState_SANDBOX_NOTREADY {
-			if err := m.deps.Sandboxes.StopPodSandbox(ctx, s.GetId()); err != nil && !isNotFound(err) {
-				errs = append(errs, fmt.Errorf("stop sandbox %s: %w", s.GetId(), err))
-				continue
-			}
-		}
-		if err := m.deps.Sandboxes.RemovePodSandbox(ctx, s.GetId()); err != nil && !isNotFound(err) {
-			errs = append(errs, fmt.Errorf("remove sandbox %s: %w", s.GetId(), err))
+		if err := m.removeSandbox(ctx, s); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if err := m.deps.Volumes.TearDown(ps.ID); err != nil {
@@ -304,6 +294,29 @@ func (m *Manager) RemovePod(ctx context.Context, ps *container.PodStatus) error 
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("remove pod %s/%s (%s): %w", ps.Namespace, ps.Name, ps.ID, err)
+	}
+	return nil
+}
+
+// removeSandbox stops a sandbox and removes it. A sandbox that is not ready is not stopped
+// first: each StopPodSandbox runs the network plugin's DEL once more (containerd does, ~0.1 s of
+// plugin execs here), and containerd 2's RemovePodSandbox stops what is left itself. A runtime
+// that refuses to remove it (containerd 1.x while its network namespace is open, a pause process
+// that died without a stop) gets the stop and the removal again, as upstream's garbage collector
+// stops every sandbox before removing it.
+func (m *Manager) removeSandbox(ctx context.Context, s *runtimeapi.PodSandboxStatus) error {
+	if s.GetState() == runtimeapi.PodSandboxState_SANDBOX_NOTREADY {
+		err := m.deps.Sandboxes.RemovePodSandbox(ctx, s.GetId())
+		if err == nil || isNotFound(err) {
+			return nil
+		}
+		klog.V(2).InfoS("The runtime did not remove a stopped sandbox; stopping it again first", "sandboxID", s.GetId(), "err", err)
+	}
+	if err := m.deps.Sandboxes.StopPodSandbox(ctx, s.GetId()); err != nil && !isNotFound(err) {
+		return fmt.Errorf("stop sandbox %s: %w", s.GetId(), err)
+	}
+	if err := m.deps.Sandboxes.RemovePodSandbox(ctx, s.GetId()); err != nil && !isNotFound(err) {
+		return fmt.Errorf("remove sandbox %s: %w", s.GetId(), err)
 	}
 	return nil
 }

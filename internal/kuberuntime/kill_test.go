@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -432,4 +433,26 @@ func TestRemoveStoppedPodStopsNothingAgain(t *testing.T) {
 			}
 		})
 	}
+	// containerd 1.x refuses to remove a sandbox whose network namespace is still open (its
+	// pause process died without a stop): it is stopped, and removed again.
+	t.Run("a refused removal is stopped and removed again", func(t *testing.T) {
+		h := newHarness(t)
+		pod := newPod(mains("app"))
+		h.mustSync(pod)
+		if err := h.m.KillPod(h.ctx, pod, h.status(pod), nil); err != nil {
+			t.Fatal(err)
+		}
+		h.rt.ResetCalls()
+		h.rt.InjectError("RemovePodSandbox", errors.New(`sandbox network namespace "/var/run/netns/cni-1" is not fully closed`))
+		if err := h.m.RemovePod(h.ctx, h.status(pod)); err != nil {
+			t.Fatal(err)
+		}
+		got := slices.DeleteFunc(h.rt.GetCalls(), func(c string) bool { return !strings.HasSuffix(c, "PodSandbox") || strings.HasPrefix(c, "List") })
+		if want := []string{"RemovePodSandbox", "StopPodSandbox", "RemovePodSandbox"}; !slices.Equal(got, want) {
+			t.Errorf("sandbox calls %v, want %v", got, want)
+		}
+		if ids := h.rt.SandboxIDs(); len(ids) != 0 {
+			t.Errorf("sandboxes left: %v", ids)
+		}
+	})
 }

@@ -266,9 +266,9 @@ func (m *Manager) DeleteOrphans(ctx context.Context, wanted map[types.Namespaced
 }
 
 // Housekeep deletes the mirror pods of static pods no longer desired (syncloop.Housekeeper).
-func (m *Manager) Housekeep(ctx context.Context, desired []*v1.Pod) {
+func (m *Manager) Housekeep(ctx context.Context, desired func() []*v1.Pod) {
 	wanted := map[types.NamespacedName]bool{}
-	for _, p := range desired {
+	for _, p := range desired() {
 		if podconfig.IsStaticPod(p) {
 			wanted[keyOf(p)] = true
 		}

@@ -311,7 +311,7 @@ func TestHousekeepDeletesOrphans(t *testing.T) {
 	h.watch(t)
 	api := static("c", "h1")
 	api.Annotations[podconfig.ConfigSourceAnnotationKey] = podconfig.APISource // not a static pod
-	h.m.Housekeep(ctx, []*v1.Pod{static("a", "h1"), api})
+	h.m.Housekeep(ctx, func() []*v1.Pod { return []*v1.Pod{static("a", "h1"), api} })
 	got := h.verbs()
 	if !eq(got, "delete b", "delete c") && !eq(got, "delete c", "delete b") {
 		t.Fatalf("calls %v, want the mirror pods b and c deleted", got)

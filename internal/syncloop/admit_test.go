@@ -38,8 +38,8 @@ func (f *fakeAdmission) Reject(pod *v1.Pod, reason, _ string) {
 
 type fakeHousekeeper struct{ desired []int }
 
-func (f *fakeHousekeeper) Housekeep(_ context.Context, desired []*v1.Pod) {
-	f.desired = append(f.desired, len(desired))
+func (f *fakeHousekeeper) Housekeep(_ context.Context, desired func() []*v1.Pod) {
+	f.desired = append(f.desired, len(desired()))
 }
 
 func TestAdmissionRejectsAndNeverStarts(t *testing.T) {

@@ -82,9 +82,10 @@ type Resizer interface {
 }
 
 // Housekeeper is extra work housekeeping runs with the desired pods, e.g. deleting mirror pods
-// whose static pod is gone.
+// whose static pod is gone. desired gives the pods desired now: a housekeeper that lists
+// something first reads it after the listing, so that a pod added meanwhile is desired.
 type Housekeeper interface {
-	Housekeep(ctx context.Context, desired []*v1.Pod)
+	Housekeep(ctx context.Context, desired func() []*v1.Pod)
 }
 
 // Dispatcher turns what the loop receives into pod worker requests (upstream's

@@ -88,7 +88,7 @@ func (d *Dispatcher) HandlePodFinished(uid types.UID) {
 // the pod directories and the statuses, the decision, and the removals handed to the remover.
 func (d *Dispatcher) cleanUp(ctx context.Context, p pass) {
 	for _, h := range d.housekeepers {
-		h.Housekeep(ctx, d.desired.Pods()) // the latest, not the pass's: a pod may have come
+		h.Housekeep(ctx, d.desired.Pods) // the latest, not the pass's: a pod may have come
 	}
 	running, err := d.cleaner.GetPods(ctx)
 	if err != nil {

@@ -123,6 +123,31 @@ func chaosBurstPods() []chaosPod {
 	return pods
 }
 
+// containerStates describes the pod's containers for a pod that is not where it must be: their
+// states, reasons, exit codes, messages and restart counts.
+func containerStates(p *v1.Pod) string {
+	if p == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, cs := range append(slices.Clone(p.Status.InitContainerStatuses), p.Status.ContainerStatuses...) {
+		fmt.Fprintf(&b, "; %s restarts=%d", cs.Name, cs.RestartCount)
+		switch st := cs.State; {
+		case st.Waiting != nil:
+			fmt.Fprintf(&b, " waiting %s %q", st.Waiting.Reason, st.Waiting.Message)
+		case st.Running != nil:
+			fmt.Fprintf(&b, " running since %s", st.Running.StartedAt.Format("15:04:05"))
+		case st.Terminated != nil:
+			fmt.Fprintf(&b, " terminated %s exit %d %q started %s finished %s", st.Terminated.Reason, st.Terminated.ExitCode,
+				st.Terminated.Message, st.Terminated.StartedAt.Format("15:04:05"), st.Terminated.FinishedAt.Format("15:04:05"))
+		}
+	}
+	if p.Status.Reason != "" || p.Status.Message != "" {
+		fmt.Fprintf(&b, "; pod %s %q", p.Status.Reason, p.Status.Message)
+	}
+	return b.String()
+}
+
 // reached says whether the pod is where it must end.
 func (cp chaosPod) reached(p *v1.Pod) bool {
 	if p == nil {
@@ -492,6 +517,23 @@ func (w *criWatch) objectIDs() (ids []string, uids []string) {
 	return ids, uids
 }
 
+// seen lists what the watcher saw of a pod (by its name): its sandboxes and containers, with
+// the states they went through.
+func (w *criWatch) seen(podName string) []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []string
+	for _, m := range []map[string]*criObject{w.sandboxes, w.containers} {
+		for _, o := range m {
+			if o.pod == podName {
+				out = append(out, fmt.Sprintf("%s %q started=%v failed=%v", o, o.name, o.started, o.failed))
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 func (w *criWatch) stats() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -747,7 +789,7 @@ func (r *chaosRun) settle(timeout time.Duration) settled {
 				if p != nil {
 					phase = string(p.Status.Phase)
 				}
-				st.lost = append(st.lost, fmt.Sprintf("%s (%s, want %s)", cp.name, phase, cp.want))
+				st.lost = append(st.lost, fmt.Sprintf("%s (%s, want %s%s)", cp.name, phase, cp.want, containerStates(p)))
 			}
 			if p != nil {
 				st.uids[p.Name] = string(p.UID)
@@ -814,6 +856,11 @@ func (r *chaosRun) finish(name, faults string, st settled, noRestarts bool) {
 	}
 	if len(st.lost) > 0 {
 		t.Errorf("lost pods: %v", st.lost)
+		for _, cp := range r.pods {
+			if slices.ContainsFunc(st.lost, func(l string) bool { return strings.HasPrefix(l, cp.name+" ") }) {
+				t.Logf("the runtime's view of lost pod %s: %v", cp.name, r.w.seen(n.podName(cp.name)))
+			}
+		}
 	}
 	if noRestarts && st.total > 0 {
 		t.Errorf("%d container restarts reported; every container here runs once", st.total)
