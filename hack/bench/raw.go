@@ -60,12 +60,16 @@ func (b *bench) rawRun(ctx context.Context, pods int) (res rawResult, err error)
 		if err := os.MkdirAll(filepath.Join(sbCfg.LogDirectory, "main"), 0o755); err != nil {
 			return fmt.Errorf("create the log directory of raw pod %d: %w", i, err)
 		}
+		files, err := rawPodFiles(filepath.Join(logRoot, "pod-"+p.uid), sbCfg.Hostname)
+		if err != nil {
+			return fmt.Errorf("raw pod %d: %w", i, err)
+		}
 		id, err := b.cri.RunPodSandbox(ctx, sbCfg, "")
 		if err != nil {
 			return fmt.Errorf("RunPodSandbox of raw pod %d: %w", i, err)
 		}
 		p.sandbox = id
-		if p.container, err = b.cri.CreateContainer(ctx, p.sandbox, rawContainerConfig(runID), sbCfg); err != nil {
+		if p.container, err = b.cri.CreateContainer(ctx, p.sandbox, rawContainerConfig(runID, files), sbCfg); err != nil {
 			return fmt.Errorf("CreateContainer of raw pod %d: %w", i, err)
 		}
 		if err := b.cri.StartContainer(ctx, p.container); err != nil {
@@ -165,9 +169,34 @@ func rawSandboxConfig(name, uid, runID, logRoot string) *runtimeapi.PodSandboxCo
 	}
 }
 
-// rawContainerConfig is the sleeper container of sleeperManifest.
-func rawContainerConfig(runID string) *runtimeapi.ContainerConfig {
+// rawFiles are the files both agents bind-mount into every container: the pod's hosts file
+// and the container's termination message file.
+type rawFiles struct{ hosts, terminationLog string }
+
+// rawPodFiles writes a pod's rawFiles under dir, as an agent writes them in the pod's directory.
+func rawPodFiles(dir, hostname string) (rawFiles, error) {
+	f := rawFiles{hosts: filepath.Join(dir, "etc-hosts"), terminationLog: filepath.Join(dir, "containers", "main", "termination-log")}
+	if err := os.MkdirAll(filepath.Dir(f.terminationLog), 0o755); err != nil {
+		return f, fmt.Errorf("create the pod directory: %w", err)
+	}
+	hosts := "127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n127.0.1.1\t" + hostname + "\n"
+	if err := os.WriteFile(f.hosts, []byte(hosts), 0o644); err != nil {
+		return f, fmt.Errorf("write the hosts file: %w", err)
+	}
+	if err := os.WriteFile(f.terminationLog, nil, 0o666); err != nil {
+		return f, fmt.Errorf("create the termination message file: %w", err)
+	}
+	return f, nil
+}
+
+// rawContainerConfig is the sleeper container of sleeperManifest, with the two bind mounts both
+// agents give every container (/etc/hosts, /dev/termination-log).
+func rawContainerConfig(runID string, files rawFiles) *runtimeapi.ContainerConfig {
 	return &runtimeapi.ContainerConfig{
+		Mounts: []*runtimeapi.Mount{
+			{ContainerPath: "/etc/hosts", HostPath: files.hosts},
+			{ContainerPath: "/dev/termination-log", HostPath: files.terminationLog},
+		},
 		Metadata: &runtimeapi.ContainerMetadata{Name: "main"},
 		Image:    &runtimeapi.ImageSpec{Image: benchImage, UserSpecifiedImage: benchImage},
 		Command:  []string{"sh", "-c", sleeperScript},
