@@ -8,10 +8,11 @@ NODE_NAME ?= $(shell hostname | tr A-Z a-z)
 .PHONY: run test build testenv-up testenv-down clean deps-count
 
 ## run: install and start the test environment (containerd, registry, images), build nodelet, run it on examples/
+## (--fail-cgroupv1=false: nodelet runs pods on cgroup v1 with the cgroupfs driver, as the test machines have)
 run: testenv-up build
 	$(BIN) --pod-manifest-path examples/ \
 	  --container-runtime-endpoint unix://$(TESTENV_DIR)/containerd.sock \
-	  --root-dir /var/lib/nodelet --hostname-override $(NODE_NAME) -v 2
+	  --root-dir /var/lib/nodelet --hostname-override $(NODE_NAME) --fail-cgroupv1=false -v 2
 
 ## test: every check CI runs: gofmt, go vet, unit tests with -race, fuzzing, end-to-end tests on real parts
 test:
@@ -61,7 +62,7 @@ run-cluster: testenv-up cluster-up build
 	unset KUBECONFIG; \
 	exec $(BIN) --kubeconfig "$$node_kubeconfig" --pod-manifest-path examples/ \
 	  --container-runtime-endpoint unix://$(TESTENV_DIR)/containerd.sock \
-	  --root-dir /var/lib/nodelet --hostname-override $(NODE_NAME) -v 2
+	  --root-dir /var/lib/nodelet --hostname-override $(NODE_NAME) --fail-cgroupv1=false -v 2
 
 ## cluster-up / cluster-down / cluster-status: the control plane alone (down keeps certificates and etcd data)
 cluster-up:

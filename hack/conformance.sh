@@ -236,6 +236,7 @@ start_nodelet() {
 	write_file "$CONFORMANCE_DIR/kubelet-config.yaml" <<EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
+failCgroupV1: false
 podLogsDir: $CONFORMANCE_DIR/pods
 EOF
 	start=$EPOCHREALTIME

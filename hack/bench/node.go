@@ -88,7 +88,8 @@ func startNodelet(tmp, bin, endpoint string, extra ...string) (*agent, error) {
 		return n, err
 	}
 	cfg := filepath.Join(n.base, "config.yaml")
-	conf := "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\npodLogsDir: " + n.logsDir + "\n"
+	// failCgroupV1: false, as for the kubelet: this machine has cgroup v1.
+	conf := "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nfailCgroupV1: false\npodLogsDir: " + n.logsDir + "\n"
 	if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil {
 		return n, fmt.Errorf("write the KubeletConfiguration: %w", err)
 	}

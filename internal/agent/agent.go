@@ -54,6 +54,9 @@ type Config struct {
 	ContainerGCPeriod time.Duration
 	// SeccompDefault gives RuntimeDefault to containers that set no seccomp profile.
 	SeccompDefault bool
+	// FailCgroupV1 refuses to start on a host using cgroup v1 (failCgroupV1; upstream's default
+	// is true, the zero value here is false).
+	FailCgroupV1 bool
 	// AllowedUnsafeSysctls are the sysctls and patterns (net.core.*) pods may set beyond the
 	// safe ones (allowedUnsafeSysctls).
 	AllowedUnsafeSysctls []string

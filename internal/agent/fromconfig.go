@@ -65,6 +65,7 @@ func ConfigFrom(cfg *kubeletconfig.Config) (Config, error) {
 		ResolvConf:          ptr.Deref(kc.ResolverConfig, "/etc/resolv.conf"),
 		SerializeImagePulls: kc.SerializeImagePulls == nil || *kc.SerializeImagePulls,
 		SeccompDefault:      ptr.Deref(kc.SeccompDefault, false),
+		FailCgroupV1:        ptr.Deref(kc.FailCgroupV1, true),
 		ImageGC: imagegc.Policy{HighThresholdPercent: int(ptr.Deref(kc.ImageGCHighThresholdPercent, 85)),
 			LowThresholdPercent: int(ptr.Deref(kc.ImageGCLowThresholdPercent, 80)),
 			MinAge:              kc.ImageMinimumGCAge.Duration, MaxAge: kc.ImageMaximumGCAge.Duration, Period: cfg.ImageGCPeriod},

@@ -14,6 +14,7 @@ import (
 
 	"github.com/nodelet/nodelet/internal/admission"
 	"github.com/nodelet/nodelet/internal/allocation"
+	"github.com/nodelet/nodelet/internal/cgroups"
 	"github.com/nodelet/nodelet/internal/containergc"
 	"github.com/nodelet/nodelet/internal/cri"
 	"github.com/nodelet/nodelet/internal/events"
@@ -92,6 +93,15 @@ func newNode(cfg Config, deps Deps) (*node, error) {
 	}
 	if cfg.CgroupFSRoot == "" {
 		cfg.CgroupFSRoot = "/sys/fs/cgroup"
+	}
+	if cfg.FailCgroupV1 {
+		unified, err := cgroups.Unified(cfg.CgroupFSRoot)
+		if err != nil {
+			return nil, fmt.Errorf("failCgroupV1: %w", err)
+		}
+		if err := cgroups.CheckVersion(true, unified); err != nil {
+			return nil, err
+		}
 	}
 	if cfg.LogRotation == (logrotation.Config{}) {
 		cfg.LogRotation = logrotation.DefaultConfig()

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -19,6 +20,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/utils/clock"
 
+	"github.com/nodelet/nodelet/internal/cgroups"
 	"github.com/nodelet/nodelet/internal/fakekube"
 	"github.com/nodelet/nodelet/internal/kubeletconfig"
 	"github.com/nodelet/nodelet/internal/kuberuntime/runtimetest"
@@ -44,7 +46,8 @@ func fakeCRI(t *testing.T) (*runtimetest.Server, string) {
 }
 
 // loadConfig is the agent's Config from these flags plus a config file with the logs directory
-// and no host resolv.conf, as cmd/nodelet does it; the cgroups are under a temporary directory.
+// and no host resolv.conf, as cmd/nodelet does it; the cgroups are under a temporary directory,
+// which is no cgroup v2 hierarchy: --fail-cgroupv1=false comes first (args may set it again).
 func loadConfig(t *testing.T, dir string, args ...string) Config {
 	t.Helper()
 	file := filepath.Join(dir, "config.yaml")
@@ -52,7 +55,7 @@ func loadConfig(t *testing.T, dir string, args ...string) Config {
 	if err := os.WriteFile(file, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	kc, err := kubeletconfig.Load(append([]string{"--config", file, "--root-dir", filepath.Join(dir, "root")}, args...), nil)
+	kc, err := kubeletconfig.Load(append([]string{"--config", file, "--root-dir", filepath.Join(dir, "root"), "--fail-cgroupv1=false"}, args...), nil)
 	if err != nil {
 		t.Fatalf("load the configuration: %v", err)
 	}
@@ -95,6 +98,29 @@ spec:
   containers:
   - {name: app, image: busybox:1.35, imagePullPolicy: IfNotPresent, command: [sleep, "3600"]}
 `
+
+// TestFailCgroupV1Wiring: with failCgroupV1 (upstream's default) the node is not built on a
+// cgroup root that is not cgroup v2, with an error naming the field; nothing is started.
+func TestFailCgroupV1Wiring(t *testing.T) {
+	_, endpoint := fakeCRI(t)
+	dir := t.TempDir()
+	cfg := loadConfig(t, dir, "--container-runtime-endpoint", endpoint, "--hostname-override", "node-a", "--fail-cgroupv1=true")
+	if err := os.MkdirAll(cfg.CgroupFSRoot, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := newNode(cfg, Deps{Clock: clock.RealClock{}, Reporter: podconfig.LogReporter{}})
+	if !errors.Is(err, cgroups.ErrCgroupV1) || !strings.Contains(err.Error(), "failCgroupV1") {
+		t.Fatalf("newNode on cgroup v1 with failCgroupV1 = %v, want the refusal naming failCgroupV1", err)
+	}
+	// The default of a config file with no failCgroupV1 is upstream's: true.
+	kc, err := kubeletconfig.Load([]string{"--root-dir", filepath.Join(dir, "root")}, func() (string, error) { return "h", nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err := ConfigFrom(kc); err != nil || !c.FailCgroupV1 {
+		t.Errorf("ConfigFrom(defaults).FailCgroupV1 = %v (%v), want true", c.FailCgroupV1, err)
+	}
+}
 
 func TestStandaloneWiring(t *testing.T) {
 	srv, endpoint := fakeCRI(t)

@@ -146,6 +146,8 @@ var configFlags = []configFlag{
 		func(kc *kcfg) any { return kc.ContainerLogMaxFiles }},
 	{"read-only-port", "readOnlyPort", "The read-only port for nodelet to serve on with no authentication/authorization (set to 0 to disable)",
 		func(kc *kcfg) any { return &kc.ReadOnlyPort }},
+	{"fail-cgroupv1", "failCgroupV1", "Prevent nodelet from starting on the host using cgroup v1.",
+		func(kc *kcfg) any { return kc.FailCgroupV1 }},
 	{"seccomp-default", "seccompDefault", "Enable the use of `RuntimeDefault` as the default seccomp profile for all workloads.",
 		func(kc *kcfg) any { return kc.SeccompDefault }},
 	{"image-gc-high-threshold", "imageGCHighThresholdPercent", "The percent of disk usage after which image garbage collection is always run. Values must be within the range [0, 100], To disable image garbage collection, set to 100. ",

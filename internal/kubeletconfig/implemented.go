@@ -33,6 +33,7 @@ var implementedFields = []string{
 	"podLogsDir",
 	"serializeImagePulls",
 	"seccompDefault",
+	"failCgroupV1",
 	"allowedUnsafeSysctls",
 	"clusterDNS",
 	"clusterDomain",

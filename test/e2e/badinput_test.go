@@ -92,7 +92,7 @@ func TestBadManifestDirectory(t *testing.T) {
 		}
 	}
 	cfg := filepath.Join(base, "config.yaml")
-	if err := os.WriteFile(cfg, []byte("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\npodLogsDir: "+filepath.Join(base, "pods")+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(cfg, []byte(kubeletConfig(filepath.Join(base, "pods"))), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin, "--config", cfg, "--pod-manifest-path", dir, "--file-check-frequency", "1s",

@@ -108,13 +108,19 @@ func startNodeOn(t *testing.T, e env, name string, extraArgs ...string) *node {
 	return n
 }
 
+// kubeletConfig is the KubeletConfiguration every test's nodelet starts from: its pod logs
+// directory, and failCgroupV1 false, since the test machines (and CI's) run cgroup v1.
+func kubeletConfig(podLogsDir string) string {
+	return "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nfailCgroupV1: false\npodLogsDir: " + podLogsDir + "\n"
+}
+
 func (n *node) start() {
 	n.t.Helper()
 	args := append([]string{"--pod-manifest-path", n.manifests, "--root-dir", n.rootDir,
 		"--container-runtime-endpoint", n.env.endpoint, "--hostname-override", n.name,
 		"--read-only-port", fmt.Sprint(n.port), "--file-check-frequency", "2s", "-v", "3"}, n.extra...)
 	cfg := filepath.Join(n.rootDir, "..", "config.yaml")
-	if err := os.WriteFile(cfg, []byte("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\npodLogsDir: "+n.logsDir+"\n"+n.config), 0o644); err != nil {
+	if err := os.WriteFile(cfg, []byte(kubeletConfig(n.logsDir)+n.config), 0o644); err != nil {
 		n.t.Fatal(err)
 	}
 	args = append([]string{"--config", cfg}, args...)

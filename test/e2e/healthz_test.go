@@ -17,7 +17,7 @@ import (
 func TestHealthzReportsUnreachableRuntime(t *testing.T) {
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "config.yaml")
-	if err := os.WriteFile(cfg, []byte("apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\npodLogsDir: "+filepath.Join(dir, "pods")+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(cfg, []byte(kubeletConfig(filepath.Join(dir, "pods"))), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	port := freePort(t)

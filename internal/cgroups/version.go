@@ -1,0 +1,35 @@
+package cgroups
+
+import (
+	"errors"
+	"fmt"
+
+	"golang.org/x/sys/unix"
+)
+
+// Unified reports whether root (normally /sys/fs/cgroup) is cgroup v2's unified hierarchy, as
+// opencontainers/cgroups' IsCgroup2UnifiedMode decides: a hybrid host (cgroup v1 controllers with
+// a v2 hierarchy at root/unified) is cgroup v1. The statfs is written here: the library's root
+// package would link logrus and mountinfo for this one call, and caches its answer for
+// /sys/fs/cgroup in a package variable.
+func Unified(root string) (bool, error) {
+	var st unix.Statfs_t
+	if err := unix.Statfs(root, &st); err != nil {
+		return false, fmt.Errorf("find the cgroup version of %s: %w", root, err)
+	}
+	return st.Type == unix.CGROUP2_SUPER_MAGIC, nil
+}
+
+// ErrCgroupV1 is CheckVersion's refusal.
+var ErrCgroupV1 = errors.New("failCgroupV1: nodelet is configured to not run on a host using cgroup v1 " +
+	"(set failCgroupV1: false in the config file, or --fail-cgroupv1=false, to run on it). " +
+	"cgroup v1 support is unsupported and will be removed in a future release")
+
+// CheckVersion is upstream's failCgroupV1 check, done at start: with failCgroupV1 (the default)
+// a host on cgroup v1 is refused.
+func CheckVersion(failCgroupV1, unified bool) error {
+	if failCgroupV1 && !unified {
+		return ErrCgroupV1
+	}
+	return nil
+}
