@@ -54,6 +54,9 @@ type Config struct {
 	ContainerGCPeriod time.Duration
 	// SeccompDefault gives RuntimeDefault to containers that set no seccomp profile.
 	SeccompDefault bool
+	// PodsCgroup is the cgroup all pods are under, <cgroupRoot>/kubepods ("/kubepods" when
+	// empty); CgroupDriver is the configured driver (the runtime's wins at start).
+	PodsCgroup, CgroupDriver string
 	// FailCgroupV1 refuses to start on a host using cgroup v1 (failCgroupV1; upstream's default
 	// is true, the zero value here is false).
 	FailCgroupV1 bool

@@ -3,6 +3,7 @@ package agent
 import (
 	"net"
 	"net/http"
+	"path"
 	"strconv"
 	"time"
 
@@ -46,7 +47,12 @@ func ConfigFrom(cfg *kubeletconfig.Config) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
+	// Pods go under <cgroupRoot>/kubepods, as upstream's cgroupfs layout with cgroupsPerQOS
+	// (cgroupRoot defaults to /).
+	podsCgroup := path.Join("/", kc.CgroupRoot, "kubepods")
 	return Config{
+		PodsCgroup:          podsCgroup,
+		CgroupDriver:        kc.CgroupDriver,
 		NodeName:            cfg.NodeName,
 		NodeIP:              cfg.NodeIP,
 		RootDir:             cfg.RootDir,
@@ -75,7 +81,7 @@ func ConfigFrom(cfg *kubeletconfig.Config) (Config, error) {
 		VolumeStatsAggPeriod: kc.VolumeStatsAggPeriod.Duration,
 		Eviction: eviction.Config{Thresholds: thresholds, PressureTransitionPeriod: kc.EvictionPressureTransitionPeriod.Duration,
 			MaxPodGracePeriodSeconds: int64(kc.EvictionMaxPodGracePeriod), MonitoringPeriod: cfg.EvictionPeriod,
-			KernelMemcgNotification: kc.KernelMemcgNotification, PodsCgroup: "/kubepods"},
+			KernelMemcgNotification: kc.KernelMemcgNotification, PodsCgroup: podsCgroup},
 		AllowedUnsafeSysctls: kc.AllowedUnsafeSysctls,
 		DisableEventedPLEG:   !kubeletconfig.FeatureEnabled(kc, "EventedPLEG"),
 		LogRotation: logrotation.Config{MaxSize: logMaxSize, MaxFiles: int(ptr.Deref(kc.ContainerLogMaxFiles, 0)),

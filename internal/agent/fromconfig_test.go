@@ -56,6 +56,22 @@ func TestConfigFrom(t *testing.T) {
 					t.Error("no default hard eviction thresholds")
 				}
 			}},
+		{name: "the pods' cgroup: /kubepods by default",
+			check: func(t *testing.T, c Config) {
+				if c.PodsCgroup != "/kubepods" || c.Eviction.PodsCgroup != "/kubepods" || c.CgroupDriver != "cgroupfs" || !c.FailCgroupV1 {
+					t.Errorf("pods cgroup %q (eviction %q), driver %q, failCgroupV1 %v", c.PodsCgroup, c.Eviction.PodsCgroup, c.CgroupDriver, c.FailCgroupV1)
+				}
+			}},
+		{name: "the pods' cgroup under cgroupRoot",
+			file: "cgroupRoot: /nodelet\ncgroupDriver: systemd\n",
+			check: func(t *testing.T, c Config) {
+				if c.PodsCgroup != "/nodelet/kubepods" || c.Eviction.PodsCgroup != "/nodelet/kubepods" || c.CgroupDriver != "systemd" {
+					t.Errorf("pods cgroup %q (eviction %q), driver %q", c.PodsCgroup, c.Eviction.PodsCgroup, c.CgroupDriver)
+				}
+			}},
+		{name: "cgroupsPerQOS false is refused, naming the field",
+			file:    "cgroupsPerQOS: false\n",
+			wantErr: "cgroupsPerQOS"},
 		{name: "a bad eviction threshold names the field",
 			file:    "evictionHard:\n  memory.available: \"-1Gi\"\n",
 			wantErr: "evictionHard[memory.available]"},

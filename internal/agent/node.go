@@ -94,6 +94,9 @@ func newNode(cfg Config, deps Deps) (*node, error) {
 	if cfg.CgroupFSRoot == "" {
 		cfg.CgroupFSRoot = "/sys/fs/cgroup"
 	}
+	if cfg.PodsCgroup == "" {
+		cfg.PodsCgroup = "/kubepods"
+	}
 	if cfg.FailCgroupV1 {
 		unified, err := cgroups.Unified(cfg.CgroupFSRoot)
 		if err != nil {
@@ -181,7 +184,7 @@ func (n *node) buildPods(desired syncloop.Desired) error {
 		return err
 	}
 	if n.rt, err = kuberuntime.New(kuberuntime.Config{
-		NodeName: cfg.NodeName, PodLogsDir: cfg.PodLogsDir, CgroupRoot: "/kubepods",
+		NodeName: cfg.NodeName, PodLogsDir: cfg.PodLogsDir, CgroupRoot: cfg.PodsCgroup,
 		ClusterDNS: criconfig.ClusterDNS{Servers: cfg.ClusterDNS, Domain: cfg.ClusterDomain},
 		HostResolv: resolv, HostIPs: facts.hostIPs,
 		MemoryCapacity: facts.memoryCapacity, Allocatable: facts.allocatable, SerializeImagePulls: cfg.SerializeImagePulls,
@@ -190,7 +193,7 @@ func (n *node) buildPods(desired syncloop.Desired) error {
 	}, rtDeps); err != nil {
 		return err
 	}
-	if n.provider, err = stats.New(stats.Config{NodeName: cfg.NodeName, RootDir: cfg.RootDir, PodLogsDir: cfg.PodLogsDir, CgroupRoot: "/kubepods",
+	if n.provider, err = stats.New(stats.Config{NodeName: cfg.NodeName, RootDir: cfg.RootDir, PodLogsDir: cfg.PodLogsDir, CgroupRoot: cfg.PodsCgroup,
 		VolumeStatsAge: cfg.VolumeStatsAggPeriod}, stats.Deps{Runtime: client, Images: client, Clock: deps.Clock}); err != nil {
 		return err
 	}

@@ -5,9 +5,13 @@ import (
 	"fmt"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/nodelet/nodelet/internal/cgroups"
 	"github.com/nodelet/nodelet/internal/cri"
 	"github.com/nodelet/nodelet/internal/metrics"
 	"github.com/nodelet/nodelet/internal/pleg"
@@ -40,6 +44,9 @@ func (n *node) run(ctx context.Context) error {
 
 	if !waitForRuntime(ctx, n.client, deps.Clock, n.rs) {
 		return nil // ctx ended while waiting for the runtime
+	}
+	if err := checkCgroupDriver(ctx, n.client, cfg.CgroupDriver); err != nil {
+		return err
 	}
 	n.rs.update(ctx, n.client)
 	_, n.checks.Handlers = n.rs.RuntimeFeatures()
@@ -92,6 +99,38 @@ func startSources(ctx context.Context, g *group, cfg Config, deps Deps, mux *pod
 // waitForRuntime asks the runtime for its version, retrying with back-off (1 s doubling to
 // 30 s), until it answers (true) or ctx ends (false). Meanwhile the runtime health check says
 // why the node is not ready.
+// checkCgroupDriver asks the runtime for its cgroup driver (CRI RuntimeConfig) and decides the
+// one nodelet uses (cgroups.Driver), as upstream's getCgroupDriverFromCRI: a runtime that does
+// not implement RuntimeConfig leaves the configured one. A driver nodelet cannot use ends the
+// start with an error that says what to change.
+func checkCgroupDriver(ctx context.Context, c *cri.Client, configured string) error {
+	fromRuntime := ""
+	rc, err := c.RuntimeConfig(ctx)
+	switch {
+	case status.Code(err) == codes.Unimplemented:
+		klog.InfoS("The container runtime does not implement RuntimeConfig; using cgroupDriver from the configuration", "cgroupDriver", configured)
+	case err != nil:
+		return fmt.Errorf("ask the container runtime for its cgroup driver (RuntimeConfig): %w", err)
+	case rc.GetLinux() != nil:
+		switch d := rc.GetLinux().GetCgroupDriver(); d {
+		case runtimeapi.CgroupDriver_SYSTEMD:
+			fromRuntime = cgroups.DriverSystemd
+		case runtimeapi.CgroupDriver_CGROUPFS:
+			fromRuntime = cgroups.DriverCgroupfs
+		default:
+			return fmt.Errorf("the container runtime returned an unknown cgroup driver %d", d)
+		}
+	}
+	driver, err := cgroups.Driver(configured, fromRuntime)
+	if err != nil {
+		return err
+	}
+	if fromRuntime != "" {
+		klog.InfoS("Using cgroup driver setting received from the CRI runtime", "cgroupDriver", driver)
+	}
+	return nil
+}
+
 func waitForRuntime(ctx context.Context, c *cri.Client, clk clock.Clock, rs *runtimeState) bool {
 	backOff := time.Second
 	for {

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
+	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/utils/clock"
 
 	"github.com/nodelet/nodelet/internal/cgroups"
@@ -122,6 +123,43 @@ func TestFailCgroupV1Wiring(t *testing.T) {
 	}
 }
 
+// TestCgroupDriverWiring: a runtime that reports the systemd cgroup driver ends the start with
+// an error saying what to change; one that does not implement RuntimeConfig leaves the
+// configured driver, and a configured systemd is refused then.
+func TestCgroupDriverWiring(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		config     *runtimeapi.RuntimeConfigResponse
+		configured string
+		want       string
+	}{
+		{"the runtime's systemd", &runtimeapi.RuntimeConfigResponse{Linux: &runtimeapi.LinuxRuntimeConfiguration{CgroupDriver: runtimeapi.CgroupDriver_SYSTEMD}},
+			"cgroupfs", "SystemdCgroup = false"},
+		{"no RuntimeConfig, the configured systemd", nil, "systemd", "cgroupDriver: systemd"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, endpoint := fakeCRI(t)
+			srv.Config = tc.config
+			dir := t.TempDir()
+			cfg := loadConfig(t, dir, "--container-runtime-endpoint", endpoint, "--hostname-override", "node-a", "--read-only-port", "0",
+				"--cgroup-driver", tc.configured)
+			n, err := newNode(cfg, Deps{Clock: clock.RealClock{}, Reporter: podconfig.LogReporter{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), wiringDeadline)
+			defer cancel()
+			err = n.run(ctx)
+			if !errors.Is(err, cgroups.ErrSystemdDriver) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("run = %v, want the systemd driver refused, saying %q", err, tc.want)
+			}
+			if ids := srv.Runtime.SandboxIDs(); len(ids) != 0 {
+				t.Errorf("sandboxes created before the refusal: %v", ids)
+			}
+		})
+	}
+}
+
 func TestStandaloneWiring(t *testing.T) {
 	srv, endpoint := fakeCRI(t)
 	dir := t.TempDir()
@@ -134,7 +172,10 @@ func TestStandaloneWiring(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := loadConfig(t, dir, "--pod-manifest-path", manifests, "--container-runtime-endpoint", endpoint,
-		"--hostname-override", "node-a", "--read-only-port", fmt.Sprint(port))
+		"--hostname-override", "node-a", "--read-only-port", fmt.Sprint(port), "--cgroup-root", "/nodelet")
+	// The runtime reports cgroupfs: it wins over a configured systemd, as upstream.
+	cfg.CgroupDriver = "systemd"
+	srv.Config = &runtimeapi.RuntimeConfigResponse{Linux: &runtimeapi.LinuxRuntimeConfiguration{CgroupDriver: runtimeapi.CgroupDriver_CGROUPFS}}
 	n := startNode(t, cfg, Deps{Clock: clock.RealClock{}, Reporter: podconfig.LogReporter{}})
 
 	if n.cl != nil {
@@ -152,6 +193,12 @@ func TestStandaloneWiring(t *testing.T) {
 	}
 	if ids := srv.Runtime.ContainerIDs(); len(ids) != 1 || !strings.HasSuffix(st.ContainerStatuses[0].ContainerID, ids[0]) {
 		t.Errorf("runtime containers %v, status %q", ids, st.ContainerStatuses[0].ContainerID)
+	}
+	// cgroupRoot: the pod's cgroup is under <cgroupRoot>/kubepods.
+	if ids := srv.Runtime.SandboxIDs(); len(ids) != 1 {
+		t.Errorf("sandboxes %v, want one", ids)
+	} else if _, sc := srv.Runtime.Sandbox(ids[0]); !strings.HasPrefix(sc.GetLinux().GetCgroupParent(), "/nodelet/kubepods/besteffort/pod") {
+		t.Errorf("the sandbox's cgroup parent is %q, want /nodelet/kubepods/besteffort/pod<uid>", sc.GetLinux().GetCgroupParent())
 	}
 
 	// The read-only API serves the status manager's pods and the runtime-backed health checks.

@@ -28,6 +28,14 @@ func (c *Client) Status(ctx context.Context, verbose bool) (*runtimeapi.StatusRe
 	return c.Runtime.Status(ctx, &runtimeapi.StatusRequest{Verbose: verbose})
 }
 
+// RuntimeConfig returns the runtime's configuration (its cgroup driver); a runtime that does
+// not implement it answers codes.Unimplemented.
+func (c *Client) RuntimeConfig(ctx context.Context) (*runtimeapi.RuntimeConfigResponse, error) {
+	ctx, cancel := call(ctx)
+	defer cancel()
+	return c.Runtime.RuntimeConfig(ctx, &runtimeapi.RuntimeConfigRequest{})
+}
+
 // RunPodSandbox creates and starts a pod sandbox and returns its ID.
 func (c *Client) RunPodSandbox(ctx context.Context, config *runtimeapi.PodSandboxConfig, runtimeHandler string) (string, error) {
 	// Sandbox creation includes CNI set-up; upstream gives it the request timeout too.

@@ -61,7 +61,6 @@ func TestLoadKubeadmConfig(t *testing.T) {
 		t.Errorf("evictionHard = %v, want %v (no merge unless mergeDefaultEvictionSettings)", kc.EvictionHard, wantEviction)
 	}
 	wantIgnored := []string{
-		"cgroupDriver",
 		"featureGates.NodeSwap", "memorySwap", "rotateCertificates", "serverTLSBootstrap", "tlsCipherSuites",
 	}
 	if !reflect.DeepEqual(cfg.Ignored, wantIgnored) {

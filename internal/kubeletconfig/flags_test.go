@@ -240,7 +240,7 @@ func TestCommandLineErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"unknown flag", []string{"--cgroup-driver=systemd"}, "unknown flag: --cgroup-driver"},
+		{"unknown flag", []string{"--cpu-manager-policy=static"}, "unknown flag: --cpu-manager-policy"},
 		{"unknown shorthand", []string{"-x"}, "unknown shorthand flag: 'x'"},
 		{"positional argument", []string{"run"}, `unexpected argument "run"`},
 		{"bad address", []string{"--address=localhost"}, `invalid argument "localhost" for "--address" flag`},
@@ -324,7 +324,7 @@ func TestHelpAndReuse(t *testing.T) {
 	}
 	var names []string
 	fs.VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
-	want := []string{"address", "allowed-unsafe-sysctls", "authorization-mode", "client-ca-file", "config", "container-gc-period", "container-log-max-files", "container-log-max-size", "container-runtime-endpoint", "eviction-hard", "eviction-max-pod-grace-period", "eviction-minimum-reclaim", "eviction-monitoring-period", "eviction-pressure-transition-period", "eviction-soft", "eviction-soft-grace-period", "fail-cgroupv1", "file-check-frequency", "hostname-override",
+	want := []string{"address", "allowed-unsafe-sysctls", "authorization-mode", "cgroup-driver", "cgroup-root", "cgroups-per-qos", "client-ca-file", "config", "container-gc-period", "container-log-max-files", "container-log-max-size", "container-runtime-endpoint", "eviction-hard", "eviction-max-pod-grace-period", "eviction-minimum-reclaim", "eviction-monitoring-period", "eviction-pressure-transition-period", "eviction-soft", "eviction-soft-grace-period", "fail-cgroupv1", "file-check-frequency", "hostname-override",
 		"http-check-frequency", "image-gc-high-threshold", "image-gc-low-threshold", "image-gc-period", "kernel-memcg-notification", "kubeconfig", "manifest-url", "manifest-url-header", "max-pods", "maximum-dead-containers", "maximum-dead-containers-per-container", "minimum-container-ttl-duration", "minimum-image-ttl-duration", "node-ip",
 		"node-labels", "node-status-update-frequency", "pod-manifest-path", "port", "read-only-port", "root-dir", "seccomp-default", "sync-frequency", "tls-cert-file", "tls-private-key-file", "v", "vmodule", "volume-stats-agg-period"}
 	if !reflect.DeepEqual(names, want) {

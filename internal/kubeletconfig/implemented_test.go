@@ -23,7 +23,7 @@ func TestIgnoredFields(t *testing.T) {
 			"evictionHard:\n  memory.available: 100Mi\n  nodefs.available: 10%\n  nodefs.inodesFree: 5%\n  imagefs.available: 15%\n  imagefs.inodesFree: 5%\n" +
 			"authorization:\n  mode: Webhook\nlogging:\n  format: text\n  flushFrequency: 5s\ntracing: null\n", nil},
 		{"zero values that default", "streamingConnectionIdleTimeout: 0s\nimageMinimumGCAge: 0s\ncrashLoopBackOff: {}\n", nil},
-		{"non-default values, sorted", "cgroupsPerQOS: false\ncgroupDriver: systemd\nclusterDNS: [10.96.0.10]\n", []string{"cgroupDriver", "cgroupsPerQOS"}},
+		{"non-default values, sorted", "memoryThrottlingFactor: 0.5\ncpuManagerPolicy: static\nclusterDNS: [10.96.0.10]\n", []string{"cpuManagerPolicy", "memoryThrottlingFactor"}},
 		{"nested object reported at top level", "shutdownGracePeriodByPodPriority:\n- priority: 1\n  shutdownGracePeriodSeconds: 5\n", []string{"shutdownGracePeriodByPodPriority"}},
 		{"implemented nested fields are not reported", "authentication:\n  x509:\n    clientCAFile: /ca.crt\n", nil},
 		{"partially implemented object reported one level down", "logging:\n  verbosity: 2\n  format: json\n", []string{"logging.format"}},
@@ -61,7 +61,7 @@ func TestIgnoredLoggedOnce(t *testing.T) {
 	if len(lines) != 1 {
 		t.Fatalf("logged %d lines, want 1: %q", len(lines), lines)
 	}
-	for _, want := range []string{ignoredMessage, `"fields"=["cgroupDriver"`, `"config"="testdata/kubeadm.yaml"`} {
+	for _, want := range []string{ignoredMessage, `"fields"=["featureGates.NodeSwap"`, `"config"="testdata/kubeadm.yaml"`} {
 		if !strings.Contains(lines[0], want) {
 			t.Errorf("log line %s does not contain %s", lines[0], want)
 		}

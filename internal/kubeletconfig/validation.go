@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"path"
 	"slices"
 	"strings"
 	"time"
@@ -62,12 +63,34 @@ func validate(kc *kubeletconfigv1beta1.KubeletConfiguration) field.ErrorList {
 		errs = append(errs, field.Invalid(field.NewPath("readOnlyPort"), kc.ReadOnlyPort, "must be between 0 and 65535"))
 	}
 
+	errs = append(errs, validateCgroups(kc)...)
 	errs = append(errs, validateContainerLogs(kc)...)
 	errs = append(errs, validateImageGC(kc)...)
 	errs = append(errs, validateEviction(kc)...)
 	errs = append(errs, validateRuntimeEndpoint(kc.ContainerRuntimeEndpoint, field.NewPath("containerRuntimeEndpoint"))...)
 	errs = append(errs, validateStaticPodURL(kc.StaticPodURL, field.NewPath("staticPodURL"))...)
 	errs = append(errs, validateHeaders(kc.StaticPodURLHeader, field.NewPath("staticPodURLHeader"))...)
+	return errs
+}
+
+// validateCgroups checks the cgroup layout fields: cgroupDriver is upstream's two values (the
+// runtime's, when it reports one, wins at start); cgroupRoot is an absolute, clean cgroup path
+// (pods go under <cgroupRoot>/kubepods); cgroupsPerQOS false (every container directly under
+// cgroupRoot, no pod cgroups) is refused: nodelet always creates pods in QoS cgroups.
+func validateCgroups(kc *kcfg) field.ErrorList {
+	var errs field.ErrorList
+	switch kc.CgroupDriver {
+	case "cgroupfs", "systemd":
+	default:
+		errs = append(errs, field.NotSupported(field.NewPath("cgroupDriver"), kc.CgroupDriver, []string{"cgroupfs", "systemd"}))
+	}
+	if r := kc.CgroupRoot; r != "" && (!path.IsAbs(r) || path.Clean(r) != r || strings.ContainsAny(r, " \t\n:")) {
+		errs = append(errs, field.Invalid(field.NewPath("cgroupRoot"), r, "must be an absolute cgroup path, such as / or /nodelet, without a trailing slash"))
+	}
+	if !ptr.Deref(kc.CgroupsPerQOS, true) {
+		errs = append(errs, field.Invalid(field.NewPath("cgroupsPerQOS"), false,
+			"nodelet always runs pods in the QoS cgroups under <cgroupRoot>/kubepods; false is not supported"))
+	}
 	return errs
 }
 

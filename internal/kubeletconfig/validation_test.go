@@ -53,6 +53,14 @@ func TestValidateFileValues(t *testing.T) {
 		{"evictionPressureTransitionPeriod negative", "evictionPressureTransitionPeriod: -1s", `evictionPressureTransitionPeriod: Invalid value: "-1s": must not be negative`},
 		{"evictionMaxPodGracePeriod negative", "evictionMaxPodGracePeriod: -1", "evictionMaxPodGracePeriod: Invalid value: -1: must not be negative"},
 		{"eviction thresholds valid", "evictionHard:\n  memory.available: 5%\n  pid.available: \"100\"\nevictionSoft:\n  nodefs.available: 15%\nevictionSoftGracePeriod:\n  nodefs.available: 1m\nevictionMinimumReclaim:\n  nodefs.available: 1Gi", ""},
+		{"cgroupDriver systemd", "cgroupDriver: systemd", ""},
+		{"cgroupDriver unknown", "cgroupDriver: cgroupv2", `cgroupDriver: Unsupported value: "cgroupv2": supported values: "cgroupfs", "systemd"`},
+		{"cgroupRoot /", "cgroupRoot: /", ""},
+		{"cgroupRoot nested", "cgroupRoot: /nodelet/pods", ""},
+		{"cgroupRoot relative", "cgroupRoot: nodelet", `cgroupRoot: Invalid value: "nodelet": must be an absolute cgroup path, such as / or /nodelet, without a trailing slash`},
+		{"cgroupRoot trailing slash", "cgroupRoot: /nodelet/", `cgroupRoot: Invalid value: "/nodelet/"`},
+		{"cgroupRoot with ..", "cgroupRoot: /a/../b", `cgroupRoot: Invalid value: "/a/../b"`},
+		{"cgroupsPerQOS false", "cgroupsPerQOS: false", "cgroupsPerQOS: Invalid value: false: nodelet always runs pods in the QoS cgroups under <cgroupRoot>/kubepods; false is not supported"},
 		{"logging.verbosity out of klog's range", "logging:\n  verbosity: 4294967295", "logging.verbosity: Invalid value: 4294967295"},
 	}
 	for _, tt := range tests {

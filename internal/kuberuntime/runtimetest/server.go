@@ -21,9 +21,11 @@ type Server struct {
 	runtimeapi.UnimplementedImageServiceServer
 
 	RuntimeName, RuntimeVersion string // what Version answers
-	Runtime                     *FakeRuntime
-	Images                      *FakeImages
-	Execs                       *FakeExec
+	// Config is what RuntimeConfig answers; nil: codes.Unimplemented, as an older runtime.
+	Config  *runtimeapi.RuntimeConfigResponse
+	Runtime *FakeRuntime
+	Images  *FakeImages
+	Execs   *FakeExec
 }
 
 var (
@@ -50,6 +52,13 @@ func (s *Server) Serve(t testing.TB) string {
 
 func (s *Server) Version(context.Context, *runtimeapi.VersionRequest) (*runtimeapi.VersionResponse, error) {
 	return &runtimeapi.VersionResponse{Version: "0.1.0", RuntimeName: s.RuntimeName, RuntimeVersion: s.RuntimeVersion, RuntimeApiVersion: "v1"}, nil
+}
+
+func (s *Server) RuntimeConfig(ctx context.Context, r *runtimeapi.RuntimeConfigRequest) (*runtimeapi.RuntimeConfigResponse, error) {
+	if s.Config == nil {
+		return s.UnimplementedRuntimeServiceServer.RuntimeConfig(ctx, r)
+	}
+	return s.Config, nil
 }
 
 func (s *Server) Status(context.Context, *runtimeapi.StatusRequest) (*runtimeapi.StatusResponse, error) {
