@@ -11,6 +11,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/nodelet/nodelet/internal/cgroups"
 	"github.com/nodelet/nodelet/internal/containergc"
 	"github.com/nodelet/nodelet/internal/eviction"
 	"github.com/nodelet/nodelet/internal/imagegc"
@@ -87,6 +88,8 @@ type Deps struct {
 	// Clients and HeartbeatClients, when set, are the API clients in cluster mode instead of
 	// those built from Cluster.Kubeconfig (tests give fakes).
 	Clients, HeartbeatClients *kubeclient.Clients
+	// Cgroups, when set, stands in for the host's cgroup file system (tests).
+	Cgroups cgroups.Setter
 }
 
 func (c Config) validate() error {

@@ -71,9 +71,29 @@ type node struct {
 	containers *containergc.Manager
 	dispatcher *syncloop.Dispatcher
 	evictions  *eviction.Manager
+	qos        *cgroups.QoSManager
 	finished   chan types.UID // pods whose worker finished: the sync loop has them removed
 
 	servers []runnable // the read-only API and, in cluster mode, the kubelet API
+}
+
+// buildQoS is the manager of the pods' and QoS cgroups: the node's allocatable (capacity less
+// kubeReserved and systemReserved) on <cgroupRoot>/kubepods, the QoS tiers' cpu shares from the
+// dispatcher's active pods (read once the node runs). Deps.Cgroups stands in for the host's
+// cgroup file system in tests.
+func (n *node) buildQoS() (*cgroups.QoSManager, error) {
+	cfg := n.cfg
+	setter := n.deps.Cgroups
+	if setter == nil {
+		unified, err := cgroups.Unified(cfg.CgroupFSRoot)
+		if err != nil {
+			return nil, err
+		}
+		setter = cgroups.Manager{Root: cfg.CgroupFSRoot, Unified: unified}
+	}
+	return cgroups.NewQoSManager(cgroups.QoSConfig{PodsCgroup: cfg.PodsCgroup,
+		Allocatable: cgroups.Allocatable(n.facts.allocatable, cfg.Cluster.KubeReserved, cfg.Cluster.SystemReserved)},
+		cgroups.QoSDeps{Clock: n.deps.Clock, Cgroups: setter, ActivePods: func() []*v1.Pod { return n.dispatcher.ActivePods() }})
 }
 
 // runnable is a server or loop the node starts.
@@ -179,6 +199,10 @@ func (n *node) buildPods(desired syncloop.Desired) error {
 		return err
 	}
 	rtDeps.Actuations = alloc
+	if n.qos, err = n.buildQoS(); err != nil {
+		return err
+	}
+	rtDeps.QoS = n.qos
 	resolv, err := readResolvConf(cfg.ResolvConf)
 	if err != nil {
 		return err

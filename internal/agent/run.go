@@ -48,6 +48,10 @@ func (n *node) run(ctx context.Context) error {
 	if err := checkCgroupDriver(ctx, n.client, cfg.CgroupDriver); err != nil {
 		return err
 	}
+	if err := n.qos.Start(); err != nil {
+		return err
+	}
+	g.start("QoS cgroups", func() error { n.qos.Run(ctx); return nil })
 	n.rs.update(ctx, n.client)
 	_, n.checks.Handlers = n.rs.RuntimeFeatures()
 	g.start("runtime status", func() error { n.rs.run(ctx, n.client, deps.Clock, 5*time.Second); return nil })

@@ -8,7 +8,9 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -100,6 +102,27 @@ spec:
   - {name: app, image: busybox:1.35, imagePullPolicy: IfNotPresent, command: [sleep, "3600"]}
 `
 
+// cgroupRecorder stands in for the host's cgroups: it records the names set.
+type cgroupRecorder struct {
+	mu  sync.Mutex
+	set []string
+}
+
+var _ cgroups.Setter = (*cgroupRecorder)(nil)
+
+func (c *cgroupRecorder) Set(name string, _ cgroups.Resources) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.set = append(c.set, name)
+	return nil
+}
+
+func (c *cgroupRecorder) names() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.set)
+}
+
 // TestFailCgroupV1Wiring: with failCgroupV1 (upstream's default) the node is not built on a
 // cgroup root that is not cgroup v2, with an error naming the field; nothing is started.
 func TestFailCgroupV1Wiring(t *testing.T) {
@@ -143,7 +166,7 @@ func TestCgroupDriverWiring(t *testing.T) {
 			dir := t.TempDir()
 			cfg := loadConfig(t, dir, "--container-runtime-endpoint", endpoint, "--hostname-override", "node-a", "--read-only-port", "0",
 				"--cgroup-driver", tc.configured)
-			n, err := newNode(cfg, Deps{Clock: clock.RealClock{}, Reporter: podconfig.LogReporter{}})
+			n, err := newNode(cfg, Deps{Clock: clock.RealClock{}, Reporter: podconfig.LogReporter{}, Cgroups: &cgroupRecorder{}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -176,7 +199,8 @@ func TestStandaloneWiring(t *testing.T) {
 	// The runtime reports cgroupfs: it wins over a configured systemd, as upstream.
 	cfg.CgroupDriver = "systemd"
 	srv.Config = &runtimeapi.RuntimeConfigResponse{Linux: &runtimeapi.LinuxRuntimeConfiguration{CgroupDriver: runtimeapi.CgroupDriver_CGROUPFS}}
-	n := startNode(t, cfg, Deps{Clock: clock.RealClock{}, Reporter: podconfig.LogReporter{}})
+	cg := &cgroupRecorder{}
+	n := startNode(t, cfg, Deps{Clock: clock.RealClock{}, Reporter: podconfig.LogReporter{}, Cgroups: cg})
 
 	if n.cl != nil {
 		t.Error("standalone: cluster parts built")
@@ -193,6 +217,11 @@ func TestStandaloneWiring(t *testing.T) {
 	}
 	if ids := srv.Runtime.ContainerIDs(); len(ids) != 1 || !strings.HasSuffix(st.ContainerStatuses[0].ContainerID, ids[0]) {
 		t.Errorf("runtime containers %v, status %q", ids, st.ContainerStatuses[0].ContainerID)
+	}
+	// The pods' cgroup got the node's allocatable, and the QoS cgroups their shares, before the
+	// pod's sandbox.
+	if got := cg.names(); len(got) < 3 || got[0] != "/nodelet/kubepods" || got[1] != "/nodelet/kubepods/burstable" || got[2] != "/nodelet/kubepods/besteffort" {
+		t.Errorf("cgroups set %q, want /nodelet/kubepods, then its burstable and besteffort cgroups", got)
 	}
 	// cgroupRoot: the pod's cgroup is under <cgroupRoot>/kubepods.
 	if ids := srv.Runtime.SandboxIDs(); len(ids) != 1 {
@@ -261,7 +290,7 @@ func TestClusterWiring(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer watcher.Stop()
-	n := startNode(t, cfg, Deps{Clock: clock.RealClock{}, Reporter: podconfig.LogReporter{}, Clients: fakekube.Clients(api)})
+	n := startNode(t, cfg, Deps{Clock: clock.RealClock{}, Reporter: podconfig.LogReporter{}, Clients: fakekube.Clients(api), Cgroups: &cgroupRecorder{}})
 
 	if n.cl == nil || n.cl.node.Load() == nil || n.cl.statusSync == nil {
 		t.Fatal("cluster mode: node status or pod status sync not built")

@@ -133,6 +133,10 @@ type Deps struct {
 	// Actuations records what each container was told and gives it back to the plan, for
 	// in-place resize (internal/allocation). Optional: without it containers are never resized.
 	Actuations Actuations
+	// QoS, when set, updates the QoS cgroups before each new sandbox, so that a new pod's
+	// requests count in its QoS cgroup's cpu shares from its start (upstream's
+	// UpdateQOSCgroups in SyncPod).
+	QoS QoSUpdater
 	// Version is the runtime's name and version (CRI Version, known once the runtime answered),
 	// for what it can do: image volumes need containerd 2.1 or CRI-O 1.31. Optional: without
 	// it the runtime is trusted to mount image volumes.

@@ -44,6 +44,11 @@ func (m *Manager) sandboxConfig(pod *v1.Pod, attempt uint32) (*runtimeapi.PodSan
 	return cfg, nil
 }
 
+// QoSUpdater sets the QoS cgroups from the active pods (cgroups.QoSManager).
+type QoSUpdater interface {
+	Update() error
+}
+
 // createSandbox runs a new sandbox and returns its ID, config and IPs.
 func (m *Manager) createSandbox(ctx context.Context, pod *v1.Pod, attempt uint32) (string, *runtimeapi.PodSandboxConfig, []string, error) {
 	cfg, err := m.sandboxConfig(pod, attempt)
@@ -60,6 +65,12 @@ func (m *Manager) createSandbox(ctx context.Context, pod *v1.Pod, attempt uint32
 	}
 	if handler != "" {
 		klog.V(2).InfoS("Running pod with runtime handler", "pod", klog.KObj(pod), "runtimeHandler", handler)
+	}
+	if m.deps.QoS != nil {
+		if err := m.deps.QoS.Update(); err != nil {
+			// As upstream: the pod still starts; the periodic update retries.
+			klog.ErrorS(err, "Failed to update the QoS cgroups before a new sandbox; the periodic update retries", "pod", klog.KObj(pod))
+		}
 	}
 	id, err := m.deps.Sandboxes.RunPodSandbox(ctx, cfg, handler)
 	if err != nil {

@@ -383,3 +383,36 @@ func TestCrashLoopBackOffAfterFailedStart(t *testing.T) {
 		t.Errorf("waiting %v, %d creates: want CrashLoopBackOff until 10 s after the exit", res.Waiting, h.rt.CallCount("CreateContainer"))
 	}
 }
+
+// fakeQoS records how many sandboxes the runtime had run at each update.
+type fakeQoS struct {
+	rt      interface{ CallCount(string) int }
+	updates []int
+}
+
+var _ QoSUpdater = (*fakeQoS)(nil)
+
+func (f *fakeQoS) Update() error {
+	f.updates = append(f.updates, f.rt.CallCount("RunPodSandbox"))
+	return errors.New("read-only file system") // the pod starts anyway
+}
+
+// TestQoSUpdatedBeforeEachNewSandbox: the QoS cgroups are set before a new pod's sandbox runs,
+// and a failure does not keep the pod from starting.
+func TestQoSUpdatedBeforeEachNewSandbox(t *testing.T) {
+	h := newHarness(t)
+	q := &fakeQoS{rt: h.rt}
+	h.m.deps.QoS = q
+	pod := newPod(mains("app"))
+	h.mustSync(pod)
+	if len(q.updates) != 1 || q.updates[0] != 0 {
+		t.Errorf("QoS updates at %v sandboxes run, want one before the first", q.updates)
+	}
+	if ids := h.rt.SandboxIDs(); len(ids) != 1 {
+		t.Errorf("sandboxes %v: the pod did not start after a failed QoS update", ids)
+	}
+	h.mustSync(pod) // nothing new to run: no update
+	if len(q.updates) != 1 {
+		t.Errorf("QoS updated %d times for one sandbox", len(q.updates))
+	}
+}

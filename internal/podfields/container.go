@@ -27,7 +27,7 @@ func containerFields() []Field {
 		partly("spec.containers[].resources.limits", "TestResources", Unsupported,
 			"cpu and memory become the container's CFS quota and memory limit (OOMKilled beyond it), resized in place through the resize subresource (TestClusterInPlaceResize); ephemeral-storage: a container writing beyond it is evicted (TestClusterLocalStorageEviction); extended resources as upstream."),
 		honoured("spec.containers[].resources.requests", "TestResources",
-			"admission (OutOfcpu...), the QoS class, cpu.shares and the OOM score, as upstream. nodelet does not set the QoS and pod cgroups' own shares and limits yet (upstream's cgroup manager does)."),
+			"admission (OutOfcpu...), the QoS class, cpu.shares and the OOM score, as upstream; the Burstable QoS cgroup's cpu shares are its pods' requests, the BestEffort one's 2 (TestQoSCgroups). nodelet does not set the pod cgroups' own shares and limits yet (upstream's cgroup manager does)."),
 		refused("spec.containers[].resources.claims", Unsupported, ""),
 		honoured("spec.containers[].resizePolicy", "TestClusterInPlaceResize",
 			"a resize of cpu or memory updates the running container (CRI UpdateContainerResources) with NotRequired, restarts it with RestartContainer, as upstream."),

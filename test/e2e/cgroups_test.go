@@ -6,9 +6,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	v1 "k8s.io/api/core/v1"
 
 	"github.com/nodelet/nodelet/internal/cgroups"
 	"github.com/nodelet/nodelet/internal/testharness"
@@ -139,4 +143,88 @@ func TestCgroupRoot(t *testing.T) {
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
+}
+
+// TestQoSCgroups: on the host's cgroups (cgroup v1, cgroupfs), the cgroup of all pods gets the
+// node's allocatable (capacity less kubeReserved: cpu shares, memory limit), the BestEffort QoS
+// cgroup 2 cpu shares, and the Burstable one the cpu requests of its pods, before the pods run.
+func TestQoSCgroups(t *testing.T) {
+	root := "/nodelet-e2e-qos-" + testharness.RandomHex(4)
+	t.Cleanup(func() {
+		ents, _ := os.ReadDir("/sys/fs/cgroup")
+		for _, e := range ents {
+			if e.IsDir() {
+				removeLeakedCgroups(t, []string{filepath.Join("/sys/fs/cgroup", e.Name(), root)})
+			}
+		}
+	})
+	n := startNodeWithConfig(t, "kubeReserved: {cpu: 500m, memory: 1Gi}\n", "--cgroup-root", root)
+	n.write("burst.yaml", `apiVersion: v1
+kind: Pod
+metadata: {name: burst}
+spec:
+  terminationGracePeriodSeconds: 2
+  containers:
+  - name: main
+    image: busybox:1.35
+    command: ["sh", "-c", "trap 'exit 0' TERM; sleep 3600 & wait"]
+    resources: {requests: {cpu: 300m}}
+  - name: side
+    image: busybox:1.35
+    command: ["sh", "-c", "trap 'exit 0' TERM; sleep 3600 & wait"]
+    resources: {requests: {cpu: 200m, memory: 16Mi}}
+`)
+	n.write("be.yaml", chaosSleeper("be", ""))
+	n.waitPod("burst", 60*time.Second, "Running", isRunningReady)
+	n.waitPod("be", 60*time.Second, "Running", isRunningReady)
+
+	read := func(hier, rel, file string) int64 {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join("/sys/fs/cgroup", hier, root, rel, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	if got := read("cpu", "kubepods/burstable", "cpu.shares"); got != 512 {
+		t.Errorf("the Burstable QoS cgroup's cpu.shares = %d, want 512 (500m requested)", got)
+	}
+	if got := read("cpu", "kubepods/besteffort", "cpu.shares"); got != 2 {
+		t.Errorf("the BestEffort QoS cgroup's cpu.shares = %d, want 2", got)
+	}
+	wantShares := (int64(runtime.NumCPU())*1000 - 500) * 1024 / 1000
+	if got := read("cpu", "kubepods", "cpu.shares"); got != wantShares {
+		t.Errorf("the pods' cgroup cpu.shares = %d, want %d (the cpus less 500m reserved)", got, wantShares)
+	}
+	memTotal := hostMemTotal(t)
+	if got := read("memory", "kubepods", "memory.limit_in_bytes"); got != memTotal-1<<30 {
+		t.Errorf("the pods' cgroup memory.limit_in_bytes = %d, want %d (MemTotal less 1Gi reserved)", got, memTotal-1<<30)
+	}
+	n.remove("burst.yaml")
+	n.remove("be.yaml")
+	n.waitPod("burst", 60*time.Second, "gone", func(p *v1.Pod) bool { return p == nil })
+	n.waitPod("be", 60*time.Second, "gone", func(p *v1.Pod) bool { return p == nil })
+}
+
+// hostMemTotal is MemTotal of /proc/meminfo, in bytes.
+func hostMemTotal(t *testing.T) int64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) >= 2 && f[0] == "MemTotal:" {
+			kb, err := strconv.ParseInt(f[1], 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return kb * 1024
+		}
+	}
+	t.Fatal("no MemTotal in /proc/meminfo")
+	return 0
 }

@@ -93,13 +93,25 @@ func startNamedNode(t *testing.T, name string, extraArgs ...string) *node {
 	return startNodeOn(t, testenv(t), name, extraArgs...)
 }
 
+// startNodeWithConfig is startNode with lines (YAML) added to its KubeletConfiguration file.
+func startNodeWithConfig(t *testing.T, config string, extraArgs ...string) *node {
+	t.Helper()
+	return startNodeOnWith(t, testenv(t), "e2e-"+strings.ToLower(testharness.RandomHex(4)), config, extraArgs...)
+}
+
 // startNodeOn is startNamedNode on the runtime e describes (e.g. containerd16's).
 func startNodeOn(t *testing.T, e env, name string, extraArgs ...string) *node {
+	t.Helper()
+	return startNodeOnWith(t, e, name, "", extraArgs...)
+}
+
+// startNodeOnWith is startNodeOn with lines added to the KubeletConfiguration file.
+func startNodeOnWith(t *testing.T, e env, name, config string, extraArgs ...string) *node {
 	t.Helper()
 	base := t.TempDir()
 	n := &node{t: t, env: e, name: name,
 		manifests: filepath.Join(base, "manifests"), rootDir: filepath.Join(base, "root"),
-		logsDir: filepath.Join(base, "pods"), port: freePort(t), extra: extraArgs}
+		logsDir: filepath.Join(base, "pods"), port: freePort(t), extra: extraArgs, config: config}
 	if err := os.MkdirAll(n.manifests, 0o755); err != nil {
 		t.Fatal(err)
 	}
