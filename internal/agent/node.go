@@ -77,20 +77,24 @@ type node struct {
 	servers []runnable // the read-only API and, in cluster mode, the kubelet API
 }
 
+// cgroupSetter writes the pods' and QoS cgroups: the host's cgroup file system, or
+// Deps.Cgroups in tests.
+func (n *node) cgroupSetter() (cgroups.Setter, error) {
+	if n.deps.Cgroups != nil {
+		return n.deps.Cgroups, nil
+	}
+	unified, err := cgroups.Unified(n.cfg.CgroupFSRoot)
+	if err != nil {
+		return nil, err
+	}
+	return cgroups.Manager{Root: n.cfg.CgroupFSRoot, Unified: unified}, nil
+}
+
 // buildQoS is the manager of the pods' and QoS cgroups: the node's allocatable (capacity less
 // kubeReserved and systemReserved) on <cgroupRoot>/kubepods, the QoS tiers' cpu shares from the
-// dispatcher's active pods (read once the node runs). Deps.Cgroups stands in for the host's
-// cgroup file system in tests.
-func (n *node) buildQoS() (*cgroups.QoSManager, error) {
+// dispatcher's active pods (read once the node runs).
+func (n *node) buildQoS(setter cgroups.Setter) (*cgroups.QoSManager, error) {
 	cfg := n.cfg
-	setter := n.deps.Cgroups
-	if setter == nil {
-		unified, err := cgroups.Unified(cfg.CgroupFSRoot)
-		if err != nil {
-			return nil, err
-		}
-		setter = cgroups.Manager{Root: cfg.CgroupFSRoot, Unified: unified}
-	}
 	return cgroups.NewQoSManager(cgroups.QoSConfig{PodsCgroup: cfg.PodsCgroup,
 		Allocatable: cgroups.Allocatable(n.facts.allocatable, cfg.Cluster.KubeReserved, cfg.Cluster.SystemReserved)},
 		cgroups.QoSDeps{Clock: n.deps.Clock, Cgroups: setter, ActivePods: func() []*v1.Pod { return n.dispatcher.ActivePods() }})
@@ -199,10 +203,14 @@ func (n *node) buildPods(desired syncloop.Desired) error {
 		return err
 	}
 	rtDeps.Actuations = alloc
-	if n.qos, err = n.buildQoS(); err != nil {
+	setter, err := n.cgroupSetter()
+	if err != nil {
 		return err
 	}
-	rtDeps.QoS = n.qos
+	if n.qos, err = n.buildQoS(setter); err != nil {
+		return err
+	}
+	rtDeps.QoS, rtDeps.PodCgroups = n.qos, setter
 	resolv, err := readResolvConf(cfg.ResolvConf)
 	if err != nil {
 		return err

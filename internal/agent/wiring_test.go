@@ -223,6 +223,9 @@ func TestStandaloneWiring(t *testing.T) {
 	if got := cg.names(); len(got) < 3 || got[0] != "/nodelet/kubepods" || got[1] != "/nodelet/kubepods/burstable" || got[2] != "/nodelet/kubepods/besteffort" {
 		t.Errorf("cgroups set %q, want /nodelet/kubepods, then its burstable and besteffort cgroups", got)
 	}
+	if !slices.ContainsFunc(cg.names(), func(s string) bool { return strings.HasPrefix(s, "/nodelet/kubepods/besteffort/pod") }) {
+		t.Errorf("cgroups set %q: the pod's own cgroup is not among them", cg.names())
+	}
 	// cgroupRoot: the pod's cgroup is under <cgroupRoot>/kubepods.
 	if ids := srv.Runtime.SandboxIDs(); len(ids) != 1 {
 		t.Errorf("sandboxes %v, want one", ids)

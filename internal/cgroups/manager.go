@@ -31,6 +31,12 @@ func (m Manager) Set(name string, r Resources) error {
 			res.CpuShares = *r.CPUShares
 		}
 	}
+	if r.CPUQuota != nil {
+		res.CpuQuota = *r.CPUQuota
+	}
+	if r.CPUPeriod != nil {
+		res.CpuPeriod = *r.CPUPeriod
+	}
 	if r.Memory != nil {
 		res.Memory = *r.Memory
 	}

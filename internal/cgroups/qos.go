@@ -16,6 +16,8 @@ const MinShares = 2
 // left as it is.
 type Resources struct {
 	CPUShares *uint64 // cgroup v1 cpu.shares; cgroup v2's cpu.weight is converted from it
+	CPUQuota  *int64  // µs of cpu time per CPUPeriod (cpu.cfs_quota_us, cpu.max)
+	CPUPeriod *uint64 // µs
 	Memory    *int64  // bytes (memory.limit_in_bytes, memory.max)
 }
 

@@ -137,6 +137,9 @@ type Deps struct {
 	// requests count in its QoS cgroup's cpu shares from its start (upstream's
 	// UpdateQOSCgroups in SyncPod).
 	QoS QoSUpdater
+	// PodCgroups, when set, gives each pod's cgroup its own shares and limits before the pod's
+	// sandbox (upstream's pod container manager), and changes them around an in-place resize.
+	PodCgroups PodCgroups
 	// Version is the runtime's name and version (CRI Version, known once the runtime answered),
 	// for what it can do: image volumes need containerd 2.1 or CRI-O 1.31. Optional: without
 	// it the runtime is trusted to mount image volumes.

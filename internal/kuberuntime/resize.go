@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
+	"github.com/nodelet/nodelet/internal/cgroups"
 	"github.com/nodelet/nodelet/internal/kuberuntime/criconfig"
 	"github.com/nodelet/nodelet/internal/kuberuntime/plan"
 	"github.com/nodelet/nodelet/internal/status"
@@ -67,9 +68,48 @@ func withResource(current, desired v1.ResourceRequirements, name v1.ResourceName
 // UpdateContainerResources, recording what each container now runs with. It returns the
 // first failure's message, the pod's PodResizeInProgress reason Error.
 //
-// nodelet sets no limits on the pod's cgroup (for any pod), so there is no pod-level cgroup
-// to grow before or shrink after the containers.
+// With PodCgroups, the pod's cgroup is first set to the larger of what it had and what it
+// gets, and to what it gets once every container is resized, as upstream grows the pod's
+// cgroup before its containers and shrinks it after them.
 func (m *Manager) resizeContainers(ctx context.Context, pod *v1.Pod, updates map[v1.ResourceName][]plan.ContainerUpdate) error {
+	if m.deps.PodCgroups == nil {
+		return m.resizeEachContainer(ctx, pod, updates)
+	}
+	parent := CgroupParent(m.cfg.CgroupRoot, pod)
+	before, after := cgroups.Pod(m.podAsActuated(pod, updates)), cgroups.Pod(pod)
+	if err := m.deps.PodCgroups.Set(parent, cgroups.Larger(before, after)); err != nil {
+		return fmt.Errorf("failed to grow the pod's cgroup for the resize: %w", err)
+	}
+	if err := m.resizeEachContainer(ctx, pod, updates); err != nil {
+		return err
+	}
+	if err := m.deps.PodCgroups.Set(parent, after); err != nil {
+		return fmt.Errorf("failed to set the pod's cgroup to its resized resources: %w", err)
+	}
+	return nil
+}
+
+// podAsActuated is the pod with the resources its containers run with before the resize.
+func (m *Manager) podAsActuated(pod *v1.Pod, updates map[v1.ResourceName][]plan.ContainerUpdate) *v1.Pod {
+	current := map[string]v1.ResourceRequirements{}
+	for _, us := range updates {
+		for _, u := range us {
+			current[u.Container.Name] = u.Current
+		}
+	}
+	out := pod.DeepCopy()
+	for _, cs := range [][]v1.Container{out.Spec.InitContainers, out.Spec.Containers} {
+		for i := range cs {
+			if r, ok := current[cs[i].Name]; ok {
+				cs[i].Resources = r
+			}
+		}
+	}
+	return out
+}
+
+// resizeEachContainer resizes the containers (resizeContainers without the pod's cgroup).
+func (m *Manager) resizeEachContainer(ctx context.Context, pod *v1.Pod, updates map[v1.ResourceName][]plan.ContainerUpdate) error {
 	qos := status.QOSClass(pod)
 	applied := map[string]v1.ResourceRequirements{}
 	for _, name := range []v1.ResourceName{v1.ResourceMemory, v1.ResourceCPU} {

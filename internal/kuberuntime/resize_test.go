@@ -2,6 +2,8 @@ package kuberuntime
 
 import (
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -9,6 +11,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/nodelet/nodelet/internal/cgroups"
 )
 
 // fakeActuations is the allocation manager's actuated record in memory.
@@ -100,4 +104,68 @@ func TestSyncPodResizesInPlace(t *testing.T) {
 	if got := act.Actuated(pod.UID)["app"]; !got.Limits.Memory().Equal(resource.MustParse("128Mi")) {
 		t.Errorf("a failed resize was recorded as applied: %+v", got)
 	}
+}
+
+// podCgroupLog records the pod cgroup settings and, interleaved, the runtime's resize calls.
+type podCgroupLog struct {
+	rt   interface{ CallCount(string) int }
+	sets []string // "<cgroup> shares=.. quota=.. memory=.. after <n> updates"
+	fail error
+}
+
+var _ PodCgroups = (*podCgroupLog)(nil)
+
+func (p *podCgroupLog) Set(name string, r cgroups.Resources) error {
+	s := name
+	if r.CPUQuota != nil {
+		s += fmt.Sprintf(" quota=%d", *r.CPUQuota)
+	}
+	if r.Memory != nil {
+		s += fmt.Sprintf(" memory=%d", *r.Memory)
+	}
+	p.sets = append(p.sets, fmt.Sprintf("%s after %d updates, %d sandboxes", s, p.rt.CallCount("UpdateContainerResources"), p.rt.CallCount("RunPodSandbox")))
+	return p.fail
+}
+
+// TestPodCgroupAroundSandboxAndResize: the pod's cgroup gets the pod's limits before its
+// sandbox runs; a resize grows it to the larger of the old and new limits before the
+// containers change and sets the new ones after; a cgroup that cannot be made keeps the pod
+// from starting, with upstream's event.
+func TestPodCgroupAroundSandboxAndResize(t *testing.T) {
+	h := newHarness(t)
+	h.m.deps.Actuations = &fakeActuations{}
+	log := &podCgroupLog{rt: h.rt}
+	h.m.deps.PodCgroups = log
+	pod := newPod(mod(func(p *v1.Pod) { p.Spec.Containers[0].Resources = limits("500m", "64Mi") }))
+	h.mustSync(pod)
+	parent := CgroupParent(h.m.cfg.CgroupRoot, pod)
+	if want := []string{parent + " quota=50000 memory=67108864 after 0 updates, 0 sandboxes"}; !slices.Equal(log.sets, want) {
+		t.Errorf("pod cgroup set %q, want %q", log.sets, want)
+	}
+
+	// cpu up, memory down: first the larger of both, then the new values.
+	resized := pod.DeepCopy()
+	resized.Spec.Containers[0].Resources = limits("1", "32Mi")
+	log.sets = nil
+	h.mustSync(resized)
+	want := []string{parent + " quota=100000 memory=67108864 after 0 updates, 1 sandboxes",
+		parent + " quota=100000 memory=33554432 after 2 updates, 1 sandboxes"}
+	if !slices.Equal(log.sets, want) {
+		t.Errorf("resize set %q, want %q", log.sets, want)
+	}
+
+	t.Run("a pod whose cgroup cannot be made does not start", func(t *testing.T) {
+		h := newHarness(t)
+		h.m.deps.PodCgroups = &podCgroupLog{rt: h.rt, fail: errors.New("no space left on device")}
+		pod := newPod(mains("app"))
+		if res := h.sync(pod); res.Err == nil {
+			t.Fatal("the sync succeeded without the pod's cgroup")
+		}
+		if ids := h.rt.SandboxIDs(); len(ids) != 0 {
+			t.Errorf("sandboxes %v run without the pod's cgroup", ids)
+		}
+		if !h.rec.has("FailedToCreatePodContainer") {
+			t.Errorf("events %v, want FailedToCreatePodContainer", h.rec.all())
+		}
+	})
 }

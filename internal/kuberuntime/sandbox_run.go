@@ -10,6 +10,7 @@ import (
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
 
+	"github.com/nodelet/nodelet/internal/cgroups"
 	"github.com/nodelet/nodelet/internal/kuberuntime/criconfig"
 	"github.com/nodelet/nodelet/internal/status"
 )
@@ -49,6 +50,11 @@ type QoSUpdater interface {
 	Update() error
 }
 
+// PodCgroups creates a cgroup where missing and sets its resources (cgroups.Manager).
+type PodCgroups interface {
+	Set(name string, r cgroups.Resources) error
+}
+
 // createSandbox runs a new sandbox and returns its ID, config and IPs.
 func (m *Manager) createSandbox(ctx context.Context, pod *v1.Pod, attempt uint32) (string, *runtimeapi.PodSandboxConfig, []string, error) {
 	cfg, err := m.sandboxConfig(pod, attempt)
@@ -70,6 +76,13 @@ func (m *Manager) createSandbox(ctx context.Context, pod *v1.Pod, attempt uint32
 		if err := m.deps.QoS.Update(); err != nil {
 			// As upstream: the pod still starts; the periodic update retries.
 			klog.ErrorS(err, "Failed to update the QoS cgroups before a new sandbox; the periodic update retries", "pod", klog.KObj(pod))
+		}
+	}
+	if m.deps.PodCgroups != nil {
+		// As upstream (pcm.EnsureExists): the pod does not start without its cgroup.
+		if err := m.deps.PodCgroups.Set(cfg.GetLinux().GetCgroupParent(), cgroups.Pod(pod)); err != nil {
+			m.deps.Recorder.Eventf(pod, v1.EventTypeWarning, "FailedToCreatePodContainer", "unable to ensure pod container exists: %v", err)
+			return "", nil, nil, fmt.Errorf("failed to ensure that the pod: %v cgroups exist and are correctly applied: %w", pod.UID, err)
 		}
 	}
 	id, err := m.deps.Sandboxes.RunPodSandbox(ctx, cfg, handler)

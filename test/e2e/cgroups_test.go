@@ -147,7 +147,8 @@ func TestCgroupRoot(t *testing.T) {
 
 // TestQoSCgroups: on the host's cgroups (cgroup v1, cgroupfs), the cgroup of all pods gets the
 // node's allocatable (capacity less kubeReserved: cpu shares, memory limit), the BestEffort QoS
-// cgroup 2 cpu shares, and the Burstable one the cpu requests of its pods, before the pods run.
+// cgroup 2 cpu shares, the Burstable one the cpu requests of its pods, and each pod's cgroup its
+// own shares and (Guaranteed) limits, before the pods run.
 func TestQoSCgroups(t *testing.T) {
 	root := "/nodelet-e2e-qos-" + testharness.RandomHex(4)
 	t.Cleanup(func() {
@@ -175,8 +176,20 @@ spec:
     resources: {requests: {cpu: 200m, memory: 16Mi}}
 `)
 	n.write("be.yaml", chaosSleeper("be", ""))
-	n.waitPod("burst", 60*time.Second, "Running", isRunningReady)
+	n.write("guar.yaml", `apiVersion: v1
+kind: Pod
+metadata: {name: guar}
+spec:
+  terminationGracePeriodSeconds: 2
+  containers:
+  - name: main
+    image: busybox:1.35
+    command: ["sh", "-c", "trap 'exit 0' TERM; sleep 3600 & wait"]
+    resources: {limits: {cpu: 250m, memory: 64Mi}}
+`)
+	burst := n.waitPod("burst", 60*time.Second, "Running", isRunningReady)
 	n.waitPod("be", 60*time.Second, "Running", isRunningReady)
+	guar := n.waitPod("guar", 60*time.Second, "Running", isRunningReady)
 
 	read := func(hier, rel, file string) int64 {
 		t.Helper()
@@ -204,10 +217,30 @@ spec:
 	if got := read("memory", "kubepods", "memory.limit_in_bytes"); got != memTotal-1<<30 {
 		t.Errorf("the pods' cgroup memory.limit_in_bytes = %d, want %d (MemTotal less 1Gi reserved)", got, memTotal-1<<30)
 	}
+	// The pods' own cgroups: a Guaranteed pod's limits, a Burstable pod's shares only.
+	g := "kubepods/pod" + string(guar.UID)
+	if got := read("cpu", g, "cpu.shares"); got != 256 {
+		t.Errorf("the Guaranteed pod's cpu.shares = %d, want 256", got)
+	}
+	if got := read("cpu", g, "cpu.cfs_quota_us"); got != 25000 {
+		t.Errorf("the Guaranteed pod's cpu.cfs_quota_us = %d, want 25000 (250m)", got)
+	}
+	if got := read("memory", g, "memory.limit_in_bytes"); got != 64<<20 {
+		t.Errorf("the Guaranteed pod's memory.limit_in_bytes = %d, want %d", got, 64<<20)
+	}
+	b := "kubepods/burstable/pod" + string(burst.UID)
+	if got := read("cpu", b, "cpu.shares"); got != 512 {
+		t.Errorf("the Burstable pod's cpu.shares = %d, want 512", got)
+	}
+	if got := read("cpu", b, "cpu.cfs_quota_us"); got != -1 {
+		t.Errorf("the Burstable pod without limits has cpu.cfs_quota_us = %d, want -1", got)
+	}
+	n.remove("guar.yaml")
 	n.remove("burst.yaml")
 	n.remove("be.yaml")
 	n.waitPod("burst", 60*time.Second, "gone", func(p *v1.Pod) bool { return p == nil })
 	n.waitPod("be", 60*time.Second, "gone", func(p *v1.Pod) bool { return p == nil })
+	n.waitPod("guar", 60*time.Second, "gone", func(p *v1.Pod) bool { return p == nil })
 }
 
 // hostMemTotal is MemTotal of /proc/meminfo, in bytes.
