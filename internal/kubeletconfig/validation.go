@@ -64,6 +64,7 @@ func validate(kc *kubeletconfigv1beta1.KubeletConfiguration) field.ErrorList {
 	}
 
 	errs = append(errs, validateCgroups(kc)...)
+	errs = append(errs, validateShutdown(kc)...)
 	errs = append(errs, validateContainerLogs(kc)...)
 	errs = append(errs, validateImageGC(kc)...)
 	errs = append(errs, validateEviction(kc)...)
@@ -90,6 +91,31 @@ func validateCgroups(kc *kcfg) field.ErrorList {
 	if !ptr.Deref(kc.CgroupsPerQOS, true) {
 		errs = append(errs, field.Invalid(field.NewPath("cgroupsPerQOS"), false,
 			"nodelet always runs pods in the QoS cgroups under <cgroupRoot>/kubepods; false is not supported"))
+	}
+	return errs
+}
+
+// validateShutdown is upstream's check of the graceful node shutdown budgets: each period zero
+// or at least a second, the critical pods' share within the whole, and the budgets by priority
+// instead of, not with, the two periods.
+func validateShutdown(kc *kcfg) field.ErrorList {
+	var errs field.ErrorList
+	whole, critical := kc.ShutdownGracePeriod.Duration, kc.ShutdownGracePeriodCriticalPods.Duration
+	for _, p := range []struct {
+		name  string
+		value time.Duration
+	}{{"shutdownGracePeriod", whole}, {"shutdownGracePeriodCriticalPods", critical}} {
+		if p.value < 0 || (p.value > 0 && p.value < time.Second) {
+			errs = append(errs, field.Invalid(field.NewPath(p.name), p.value.String(), "must be either zero or otherwise >= 1 sec"))
+		}
+	}
+	if critical > whole {
+		errs = append(errs, field.Invalid(field.NewPath("shutdownGracePeriodCriticalPods"), critical.String(),
+			fmt.Sprintf("must be <= shutdownGracePeriod %v", whole)))
+	}
+	if len(kc.ShutdownGracePeriodByPodPriority) > 0 && (whole > 0 || critical > 0) {
+		errs = append(errs, field.Invalid(field.NewPath("shutdownGracePeriodByPodPriority"), len(kc.ShutdownGracePeriodByPodPriority),
+			"cannot be specified with shutdownGracePeriod or shutdownGracePeriodCriticalPods"))
 	}
 	return errs
 }
