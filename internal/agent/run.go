@@ -100,9 +100,6 @@ func startSources(ctx context.Context, g *group, cfg Config, deps Deps, mux *pod
 	}
 }
 
-// waitForRuntime asks the runtime for its version, retrying with back-off (1 s doubling to
-// 30 s), until it answers (true) or ctx ends (false). Meanwhile the runtime health check says
-// why the node is not ready.
 // checkCgroupDriver asks the runtime for its cgroup driver (CRI RuntimeConfig) and decides the
 // one nodelet uses (cgroups.Driver), as upstream's getCgroupDriverFromCRI: a runtime that does
 // not implement RuntimeConfig leaves the configured one. A driver nodelet cannot use ends the
@@ -135,6 +132,9 @@ func checkCgroupDriver(ctx context.Context, c *cri.Client, configured string) er
 	return nil
 }
 
+// waitForRuntime asks the runtime for its version, retrying with back-off (1 s doubling to
+// 30 s), until it answers (true) or ctx ends (false). Meanwhile the runtime health check says
+// why the node is not ready.
 func waitForRuntime(ctx context.Context, c *cri.Client, clk clock.Clock, rs *runtimeState) bool {
 	backOff := time.Second
 	for {
