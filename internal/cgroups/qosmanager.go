@@ -83,7 +83,7 @@ func (q *QoSManager) Update() error {
 	for _, c := range []struct {
 		name string
 		r    Resources
-	}{{"burstable", burstable}, {"besteffort", bestEffort}} {
+	}{{BurstableCgroup, burstable}, {BestEffortCgroup, bestEffort}} {
 		if err := q.deps.Cgroups.Set(path.Join(q.cfg.PodsCgroup, c.name), c.r); err != nil {
 			errs = append(errs, fmt.Errorf("the %s QoS cgroup: %w", c.name, err))
 		}

@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/klog/v2"
+
+	"github.com/nodelet/nodelet/internal/cgroups"
 )
 
 // removePodCgroups removes the pod's cgroup directories once its containers are gone. With the
@@ -58,8 +60,8 @@ func (m *Manager) qosCgroupDirs() ([]string, error) {
 	}
 	var dirs []string
 	for _, h := range hierarchies {
-		for _, qos := range []string{"", "burstable", "besteffort"} {
-			dirs = append(dirs, filepath.Join(h, m.cfg.CgroupRoot, qos))
+		for _, parent := range cgroups.PodParents(m.cfg.CgroupRoot) {
+			dirs = append(dirs, filepath.Join(h, parent))
 		}
 	}
 	return dirs, nil

@@ -45,25 +45,6 @@ func TestNewRequiresEveryDependency(t *testing.T) {
 	m.GCBackOff() // nothing to forget; must not panic
 }
 
-func TestCgroupParent(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		pod  *v1.Pod
-		want string
-	}{
-		{"best effort", newPod(), "/kubepods/besteffort/poduid-1"},
-		{"burstable", newPod(resources("100m", "", "64Mi", "")), "/kubepods/burstable/poduid-1"},
-		{"guaranteed", newPod(resources("1", "1", "1Gi", "1Gi")), "/kubepods/poduid-1"},
-		{"class from the status", func() *v1.Pod { p := newPod(); p.Status.QOSClass = v1.PodQOSBurstable; return p }(), "/kubepods/burstable/poduid-1"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := CgroupParent("/kubepods", tc.pod); got != tc.want {
-				t.Errorf("CgroupParent = %q, want %q", got, tc.want)
-			}
-		})
-	}
-}
-
 func TestSyncPodNewPod(t *testing.T) {
 	for _, tc := range []struct {
 		name       string

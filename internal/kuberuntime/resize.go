@@ -75,7 +75,7 @@ func (m *Manager) resizeContainers(ctx context.Context, pod *v1.Pod, updates map
 	if m.deps.PodCgroups == nil {
 		return m.resizeEachContainer(ctx, pod, updates)
 	}
-	parent := CgroupParent(m.cfg.CgroupRoot, pod)
+	parent := cgroups.PodCgroup(m.cfg.CgroupRoot, pod)
 	before, after := cgroups.Pod(m.podAsActuated(pod, updates)), cgroups.Pod(pod)
 	if err := m.deps.PodCgroups.Set(parent, cgroups.Larger(before, after)); err != nil {
 		return fmt.Errorf("failed to grow the pod's cgroup for the resize: %w", err)

@@ -138,7 +138,7 @@ func TestPodCgroupAroundSandboxAndResize(t *testing.T) {
 	h.m.deps.PodCgroups = log
 	pod := newPod(mod(func(p *v1.Pod) { p.Spec.Containers[0].Resources = limits("500m", "64Mi") }))
 	h.mustSync(pod)
-	parent := CgroupParent(h.m.cfg.CgroupRoot, pod)
+	parent := cgroups.PodCgroup(h.m.cfg.CgroupRoot, pod)
 	if want := []string{parent + " quota=50000 memory=67108864 after 0 updates, 0 sandboxes"}; !slices.Equal(log.sets, want) {
 		t.Errorf("pod cgroup set %q, want %q", log.sets, want)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	v1 "k8s.io/api/core/v1"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
@@ -12,22 +11,7 @@ import (
 
 	"github.com/nodelet/nodelet/internal/cgroups"
 	"github.com/nodelet/nodelet/internal/kuberuntime/criconfig"
-	"github.com/nodelet/nodelet/internal/status"
 )
-
-// CgroupParent is the pod's cgroup under the kubepods root, by QoS class, as upstream's
-// cgroupfs layout: /kubepods/pod<uid> (Guaranteed), /kubepods/burstable/pod<uid>,
-// /kubepods/besteffort/pod<uid>.
-func CgroupParent(root string, pod *v1.Pod) string {
-	name := "pod" + string(pod.UID)
-	switch status.QOSClass(pod) {
-	case v1.PodQOSGuaranteed:
-		return filepath.Join(root, name)
-	case v1.PodQOSBurstable:
-		return filepath.Join(root, "burstable", name)
-	}
-	return filepath.Join(root, "besteffort", name)
-}
 
 // sandboxConfig builds the pod's sandbox config for an attempt.
 func (m *Manager) sandboxConfig(pod *v1.Pod, attempt uint32) (*runtimeapi.PodSandboxConfig, error) {
@@ -37,7 +21,7 @@ func (m *Manager) sandboxConfig(pod *v1.Pod, attempt uint32) (*runtimeapi.PodSan
 		m.deps.Recorder.Eventf(pod, v1.EventTypeWarning, "MissingClusterDNS", "%s", warning)
 	}
 	cfg, err := criconfig.Sandbox(pod, criconfig.SandboxOptions{
-		Attempt: attempt, PodLogsDir: m.cfg.PodLogsDir, CgroupParent: CgroupParent(m.cfg.CgroupRoot, pod), DNS: dns,
+		Attempt: attempt, PodLogsDir: m.cfg.PodLogsDir, CgroupParent: cgroups.PodCgroup(m.cfg.CgroupRoot, pod), DNS: dns,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sandbox config of pod %s: %w", klog.KObj(pod), err)
