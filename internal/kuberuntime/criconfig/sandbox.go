@@ -16,7 +16,7 @@ type SandboxOptions struct {
 	Attempt uint32
 	// PodLogsDir is the root of pod log directories (podLogsDir, /var/log/pods).
 	PodLogsDir string
-	// CgroupParent is the pod's cgroup (see CgroupParent).
+	// CgroupParent is the pod's cgroup (cgroups.PodCgroup).
 	CgroupParent string
 	// DNS is the resolved DNS config (see DNSConfig).
 	DNS *runtimeapi.DNSConfig
