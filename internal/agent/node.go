@@ -72,22 +72,19 @@ type node struct {
 	dispatcher *syncloop.Dispatcher
 	evictions  *eviction.Manager
 	qos        *cgroups.QoSManager
+	unified    bool           // the host runs cgroup v2
 	finished   chan types.UID // pods whose worker finished: the sync loop has them removed
 
 	servers []runnable // the read-only API and, in cluster mode, the kubelet API
 }
 
-// cgroupSetter writes the pods' and QoS cgroups: the host's cgroup file system, or
-// Deps.Cgroups in tests.
-func (n *node) cgroupSetter() (cgroups.Setter, error) {
+// cgroupSetter writes the pods' and QoS cgroups: the host's cgroup file system (unified: cgroup
+// v2), or Deps.Cgroups in tests.
+func (n *node) cgroupSetter() cgroups.Setter {
 	if n.deps.Cgroups != nil {
-		return n.deps.Cgroups, nil
+		return n.deps.Cgroups
 	}
-	unified, err := cgroups.Unified(n.cfg.CgroupFSRoot)
-	if err != nil {
-		return nil, err
-	}
-	return cgroups.Manager{Root: n.cfg.CgroupFSRoot, Unified: unified}, nil
+	return cgroups.Manager{Root: n.cfg.CgroupFSRoot, Unified: n.unified}
 }
 
 // buildQoS is the manager of the pods' and QoS cgroups: the node's allocatable (capacity less
@@ -121,19 +118,21 @@ func newNode(cfg Config, deps Deps) (*node, error) {
 	if cfg.PodsCgroup == "" {
 		cfg.PodsCgroup = "/kubepods"
 	}
-	if cfg.FailCgroupV1 {
-		unified, err := cgroups.Unified(cfg.CgroupFSRoot)
-		if err != nil {
-			return nil, fmt.Errorf("failCgroupV1: %w", err)
-		}
-		if err := cgroups.CheckVersion(true, unified); err != nil {
+	// The cgroup version, read once: failCgroupV1 checks it, the cgroup manager writes v1 or v2.
+	var unified bool
+	if cfg.FailCgroupV1 || deps.Cgroups == nil {
+		var err error
+		if unified, err = cgroups.Unified(cfg.CgroupFSRoot); err != nil {
 			return nil, err
 		}
+	}
+	if err := cgroups.CheckVersion(cfg.FailCgroupV1, unified); err != nil {
+		return nil, err
 	}
 	if cfg.LogRotation == (logrotation.Config{}) {
 		cfg.LogRotation = logrotation.DefaultConfig()
 	}
-	n := &node{cfg: cfg, deps: deps, rs: newRuntimeState(), finished: make(chan types.UID, 128)}
+	n := &node{cfg: cfg, deps: deps, unified: unified, rs: newRuntimeState(), finished: make(chan types.UID, 128)}
 	var err error
 	if n.facts, err = readNodeFacts(cfg.NodeIP); err != nil {
 		return nil, err
@@ -203,10 +202,7 @@ func (n *node) buildPods(desired syncloop.Desired) error {
 		return err
 	}
 	rtDeps.Actuations = alloc
-	setter, err := n.cgroupSetter()
-	if err != nil {
-		return err
-	}
+	setter := n.cgroupSetter()
 	if n.qos, err = n.buildQoS(setter); err != nil {
 		return err
 	}
