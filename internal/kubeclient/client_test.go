@@ -57,16 +57,23 @@ func (a *apiServer) took() []string {
 	return out
 }
 
-// TestClientsTalkToTheRightPaths: each client reaches its group's path with the verb and the
-// encoding client-go's typed clients use, and decodes the answer with the package's scheme.
-func TestClientsTalkToTheRightPaths(t *testing.T) {
+// serve starts an apiServer for the test and returns it with clients that talk to it.
+func serve(t *testing.T) (*apiServer, *Clients) {
+	t.Helper()
 	srv := &apiServer{}
 	ts := httptest.NewServer(srv)
-	defer ts.Close()
+	t.Cleanup(ts.Close)
 	c, err := New(&rest.Config{Host: ts.URL})
 	if err != nil {
 		t.Fatal(err)
 	}
+	return srv, c
+}
+
+// TestClientsTalkToTheRightPaths: each client reaches its group's path with the verb and the
+// encoding client-go's typed clients use, and decodes the answer with the package's scheme.
+func TestClientsTalkToTheRightPaths(t *testing.T) {
+	srv, c := serve(t)
 	ctx := context.Background()
 
 	list, err := c.Core.Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=node-a"})
@@ -111,13 +118,7 @@ func TestClientsTalkToTheRightPaths(t *testing.T) {
 // TestResourceVerbs: every verb of the typed clients makes the request client-go's typed
 // clients make (the answers here are not of the kind asked: the requests are what counts).
 func TestResourceVerbs(t *testing.T) {
-	srv := &apiServer{}
-	ts := httptest.NewServer(srv)
-	defer ts.Close()
-	c, err := New(&rest.Config{Host: ts.URL})
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, c := serve(t)
 	ctx := context.Background()
 	secs := int64(30)
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-a"}}

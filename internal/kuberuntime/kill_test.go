@@ -402,15 +402,20 @@ func TestRemovePodCleansRotatedLogs(t *testing.T) {
 // the network plugin's DEL once more (containerd), and RemovePodSandbox stops what is left. The
 // removal of 30 pods made 3 StopPodSandbox calls per pod in the benchmark.
 func TestRemoveStoppedPodStopsNothingAgain(t *testing.T) {
+	// stoppedPod is a pod its worker ran and killed, with the runtime's call log reset.
+	stoppedPod := func(t *testing.T) (*harness, *v1.Pod) {
+		h := newHarness(t)
+		pod := newPod(mains("app"))
+		h.mustSync(pod)
+		if err := h.m.KillPod(h.ctx, pod, h.status(pod), nil); err != nil {
+			t.Fatal(err)
+		}
+		h.rt.ResetCalls()
+		return h, pod
+	}
 	for _, byUID := range []bool{false, true} {
 		t.Run(fmt.Sprintf("byUID=%v", byUID), func(t *testing.T) {
-			h := newHarness(t)
-			pod := newPod(mains("app"))
-			h.mustSync(pod)
-			if err := h.m.KillPod(h.ctx, pod, h.status(pod), nil); err != nil {
-				t.Fatal(err)
-			}
-			h.rt.ResetCalls()
+			h, pod := stoppedPod(t)
 			var err error
 			if byUID {
 				err = h.m.RemovePodByUID(h.ctx, pod.UID)
@@ -436,13 +441,7 @@ func TestRemoveStoppedPodStopsNothingAgain(t *testing.T) {
 	// containerd 1.x refuses to remove a sandbox whose network namespace is still open (its
 	// pause process died without a stop): it is stopped, and removed again.
 	t.Run("a refused removal is stopped and removed again", func(t *testing.T) {
-		h := newHarness(t)
-		pod := newPod(mains("app"))
-		h.mustSync(pod)
-		if err := h.m.KillPod(h.ctx, pod, h.status(pod), nil); err != nil {
-			t.Fatal(err)
-		}
-		h.rt.ResetCalls()
+		h, pod := stoppedPod(t)
 		h.rt.InjectError("RemovePodSandbox", errors.New(`sandbox network namespace "/var/run/netns/cni-1" is not fully closed`))
 		if err := h.m.RemovePod(h.ctx, h.status(pod)); err != nil {
 			t.Fatal(err)
