@@ -40,7 +40,8 @@ const (
 	chaosBurst = 30
 	// chaosKills is the number of SIGKILLs of nodelet during the burst.
 	chaosKills = 20
-	// chaosSeed seeds the moments of the kills, so a run can be repeated.
+	// chaosSeed seeds the moments of the kills, so a run can be repeated; NODELET_CHAOS_SEED
+	// sets another.
 	chaosSeed = 15
 	// chaosOutage is how long the API server stays down (the figure).
 	chaosOutage = 5 * time.Minute
@@ -395,6 +396,7 @@ func (w *criWatch) poll(ctx context.Context, c *cri.Client) {
 type dupCounts struct {
 	sandboxes, containers int      // duplicates
 	replaced              int      // instances that replaced one that nothing duplicated (see duplicates)
+	replacedContainers    int      // of those, containers: each adds one to its restartCount
 	concurrent            int      // instances ready or running at once with another of the same pod or container
 	created               int      // sandboxes and containers created in all
 	details               []string // the pods and containers with duplicates
@@ -482,6 +484,7 @@ func (w *criWatch) duplicates(want map[string]string) dupCounts {
 		dups = max(dups, atOnce-1)
 		d.containers += dups
 		d.replaced += len(list) - 1 - dups
+		d.replacedContainers += len(list) - 1 - dups
 		d.concurrent += max(atOnce-1, 0)
 		if len(list) > 1 {
 			report("container "+k, list, atOnce, dups)
@@ -848,8 +851,10 @@ func (r *chaosRun) finish(name, faults string, st settled, noRestarts bool) {
 	removeLeakedCgroups(t, leaks.cgroupDirs)
 	t.Logf("created: %d sandboxes and containers for %d pods (%d duplicate sandboxes, %d duplicate containers, %d replaced, %d live at once with another)",
 		dups.created, len(r.pods), dups.sandboxes, dups.containers, dups.replaced, dups.concurrent)
-	for _, d := range dups.replacements {
-		t.Logf("replaced: %s", d)
+	if len(dups.replacements) > 0 {
+		// One log entry: CI's summary shows the first line of each (hack/lib/failures.awk).
+		t.Logf("replaced: %d pods' sandboxes or containers, one instance that never ran for another:\n%s",
+			len(dups.replacements), strings.Join(dups.replacements, "\n"))
 	}
 	for _, d := range dups.details {
 		t.Errorf("duplicate: %s", d)
@@ -862,8 +867,12 @@ func (r *chaosRun) finish(name, faults string, st settled, noRestarts bool) {
 			}
 		}
 	}
-	if noRestarts && st.total > 0 {
-		t.Errorf("%d container restarts reported; every container here runs once", st.total)
+	// A container created by a nodelet killed before it started it is replaced, as upstream's
+	// kubelet replaces it (computePodActions starts a new instance of a Created container), and
+	// the replacement's restartCount is one more: those restarts are no fault.
+	if noRestarts && st.total > dups.replacedContainers {
+		t.Errorf("%d container restarts reported, %d of them replacements of containers that never ran; every container here runs once",
+			st.total, dups.replacedContainers)
 	}
 	for _, d := range leaks.details {
 		t.Errorf("leaked: %s", d)
@@ -881,18 +890,27 @@ func TestChaosKillNodeletDuringBurst(t *testing.T) {
 	t.Cleanup(func() {
 		if t.Failed() {
 			// The harness prints the last nodelet's log; these are the ones before.
+			var runs []string
 			for i, l := range earlier {
 				var lines []string
 				for _, what := range []string{"Created pod sandbox", "Started container", "Killing container", "rror"} {
 					lines = append(lines, l.matching(what)...)
 				}
-				t.Logf("nodelet run %d of %d (killed): sandboxes and containers it made or killed, errors:\n%s", i+1, len(earlier)+1,
-					strings.Join(lines, "\n"))
+				if len(lines) > 0 {
+					runs = append(runs, fmt.Sprintf("nodelet run %d of %d (killed):\n%s", i+1, len(earlier)+1, strings.Join(lines, "\n")))
+				}
 			}
+			t.Logf("the %d killed nodelet runs: the sandboxes and containers they made or killed, their errors:\n%s",
+				len(earlier), strings.Join(runs, "\n"))
 		}
 	})
 	r.writeAll()
-	rng := mrand.New(mrand.NewPCG(chaosSeed, chaosSeed))
+	seed := uint64(chaosSeed)
+	if s, err := strconv.ParseUint(os.Getenv("NODELET_CHAOS_SEED"), 10, 64); err == nil {
+		seed = s
+	}
+	t.Logf("kill moments seeded with %d (NODELET_CHAOS_SEED sets another)", seed)
+	rng := mrand.New(mrand.NewPCG(seed, seed))
 	for range chaosKills {
 		time.Sleep(300*time.Millisecond + time.Duration(rng.IntN(1700))*time.Millisecond)
 		n.kill9()
@@ -1210,8 +1228,10 @@ func TestChaosAPIServerOutage(t *testing.T) {
 	}
 	removeRuntimeMounts(t, leaks.runtimeMounts)
 	removeLeakedCgroups(t, leaks.cgroupDirs)
-	for _, d := range dups.replacements {
-		t.Logf("replaced: %s", d)
+	if len(dups.replacements) > 0 {
+		// One log entry: CI's summary shows the first line of each (hack/lib/failures.awk).
+		t.Logf("replaced: %d pods' sandboxes or containers, one instance that never ran for another:\n%s",
+			len(dups.replacements), strings.Join(dups.replacements, "\n"))
 	}
 	for _, d := range dups.details {
 		t.Errorf("duplicate: %s", d)
@@ -1224,8 +1244,9 @@ func TestChaosAPIServerOutage(t *testing.T) {
 			t.Errorf("%s: %v", what.name, what.list)
 		}
 	}
-	if restarts > 0 {
-		t.Errorf("%d container restarts in the API statuses", restarts)
+	if restarts > dups.replacedContainers { // see finish
+		t.Errorf("%d container restarts in the API statuses, %d of them replacements of containers that never ran",
+			restarts, dups.replacedContainers)
 	}
 	for _, d := range leaks.details {
 		t.Errorf("leaked: %s", d)

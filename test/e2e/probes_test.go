@@ -2,10 +2,12 @@ package e2e
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -30,9 +32,17 @@ spec:
 }
 
 // tell asks the pod's testserver to change its state (/fail, /recover, /unready, /ready-on).
+// tell GETs path on the pod's server. A container is Running once its process started, which
+// may be before the server listens: a refused connection is tried again for 10 s.
 func tell(t *testing.T, p *v1.Pod, path string) {
 	t.Helper()
-	resp, err := http.Get(fmt.Sprintf("http://%s:8080%s", p.Status.PodIP, path))
+	url := fmt.Sprintf("http://%s:8080%s", p.Status.PodIP, path)
+	deadline := time.Now().Add(10 * time.Second)
+	resp, err := http.Get(url)
+	for err != nil && errors.Is(err, syscall.ECONNREFUSED) && time.Now().Before(deadline) {
+		time.Sleep(200 * time.Millisecond)
+		resp, err = http.Get(url)
+	}
 	if err != nil {
 		t.Fatalf("GET %s on %s: %v", path, p.Name, err)
 	}
@@ -105,8 +115,8 @@ func TestLivenessRestarts(t *testing.T) {
 	first := containerStatus(p, "server").ContainerID
 	// finishedAt comes through the API's JSON, cut to whole seconds: cut this end the same way,
 	// or a kill at 4.3 s reads as 3.6 s.
-	failed := time.Now().Truncate(time.Second)
 	tell(t, p, "/fail")
+	failed := time.Now().Truncate(time.Second)
 	p = n.waitPod("live", 40*time.Second, "restarted", func(p *v1.Pod) bool {
 		cs := containerStatus(p, "server")
 		return cs != nil && cs.RestartCount == 1
