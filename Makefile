@@ -21,6 +21,16 @@ test:
 build:
 	mkdir -p bin && go build -o $(BIN) ./cmd/nodelet
 
+## install: install nodelet as a systemd service (/usr/local/bin/nodelet, nodelet.service, /etc/nodelet/config.yaml)
+.PHONY: install
+install: build
+	bash hack/install.sh
+
+## test-vm: the suite test/vm inside a systemd + cgroup v2 Debian VM under QEMU (part of `make test`)
+.PHONY: test-vm
+test-vm: testenv-up
+	bash hack/vm.sh test
+
 testenv-up:
 	bash $(TESTENV) up
 

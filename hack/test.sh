@@ -8,6 +8,7 @@ step() { printf '\n=== %s\n' "$*"; }
 
 step "install: Debian packages, containerd $(grep -m1 CONTAINERD_VERSION= hack/testenv.sh | cut -d= -f2), test images"
 bash hack/testenv.sh up
+bash hack/vm.sh deps
 
 step "gofmt"
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
@@ -17,6 +18,7 @@ fi
 
 step "go vet"
 go vet ./...
+go vet -tags vmguest ./test/vm # the suite that runs inside the VM (hack/vm.sh)
 
 step "weight: packages linked into nodelet (issue 16: at most 700)"
 linked=$(go list -deps ./cmd/nodelet | wc -l)
@@ -42,6 +44,9 @@ mkdir -p /var/cache/nodelet
 ( nice -n 19 bash hack/conformance.sh build >/dev/null && nice -n 19 bash hack/conformance.sh images ) \
 	>/var/cache/nodelet/conformance-prebuild.log 2>&1 &
 prebuild=$!
+# And the systemd + cgroup v2 VM's image (debootstrap; cached), for the VM suite at the end.
+nice -n 19 bash hack/vm.sh build >/var/cache/nodelet/vm-build.log 2>&1 &
+vmbuild=$!
 e2e() { # go test -v on test/e2e, its output kept: what failed is summed up at the end
 	local log=/var/cache/nodelet/e2e-$1.log; shift
 	go test -count=1 -v "$@" ./test/e2e/ 2>&1 | tee "$log" || { awk -f hack/lib/failures.awk "$log"; return 1; }
@@ -58,10 +63,15 @@ bash hack/cluster.sh down
 step "upstream conformance: Kubernetes v1.37.1's sig-node [Conformance] specs (e2e.test), nodelet the only node"
 bash hack/conformance.sh run
 
+step "in a systemd + cgroup v2 VM (QEMU): nodelet installed as a service, pods on cgroup v2 (test/vm)"
+wait "$vmbuild" || { tail -n 40 /var/cache/nodelet/vm-build.log; echo "building the VM's image failed"; exit 1; }
+bash hack/vm.sh test
+
 step "teardown, and nothing left behind"
 bash hack/cluster.sh down
 bash hack/cluster.sh check-clean
 bash hack/testenv.sh down
 bash hack/testenv.sh check-clean
 bash hack/containerd16.sh check-clean
+bash hack/vm.sh check-clean
 echo "all checks passed"

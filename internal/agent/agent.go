@@ -61,6 +61,12 @@ type Config struct {
 	// FailCgroupV1 refuses to start on a host using cgroup v1 (failCgroupV1; upstream's default
 	// is true, the zero value here is false).
 	FailCgroupV1 bool
+	// SingleProcessOOMKill (singleProcessOOMKill; nil: upstream's default, false on cgroup v2)
+	// keeps the kernel's OOM killer to one process of a container: without it, on cgroup v2,
+	// containers get memory.oom.group. Refused when false on cgroup v1.
+	SingleProcessOOMKill *bool
+	// PodPidsLimit is each pod cgroup's pids.max (podPidsLimit; -1 or 0: none).
+	PodPidsLimit int64
 	// AllowedUnsafeSysctls are the sysctls and patterns (net.core.*) pods may set beyond the
 	// safe ones (allowedUnsafeSysctls).
 	AllowedUnsafeSysctls []string

@@ -73,6 +73,7 @@ type node struct {
 	evictions  *eviction.Manager
 	qos        *cgroups.QoSManager
 	unified    bool           // the host runs cgroup v2
+	oomGroup   bool           // containers get memory.oom.group (cgroups.OOMGroup)
 	finished   chan types.UID // pods whose worker finished: the sync loop has them removed
 
 	servers []runnable // the read-only API and, in cluster mode, the kubelet API
@@ -118,9 +119,10 @@ func newNode(cfg Config, deps Deps) (*node, error) {
 	if cfg.PodsCgroup == "" {
 		cfg.PodsCgroup = "/kubepods"
 	}
-	// The cgroup version, read once: failCgroupV1 checks it, the cgroup manager writes v1 or v2.
+	// The cgroup version, read once: failCgroupV1 and singleProcessOOMKill check it, the cgroup
+	// manager writes v1 or v2.
 	var unified bool
-	if cfg.FailCgroupV1 || deps.Cgroups == nil {
+	if cfg.FailCgroupV1 || cfg.SingleProcessOOMKill != nil || deps.Cgroups == nil {
 		var err error
 		if unified, err = cgroups.Unified(cfg.CgroupFSRoot); err != nil {
 			return nil, err
@@ -129,11 +131,14 @@ func newNode(cfg Config, deps Deps) (*node, error) {
 	if err := cgroups.CheckVersion(cfg.FailCgroupV1, unified); err != nil {
 		return nil, err
 	}
+	oomGroup, err := cgroups.OOMGroup(cfg.SingleProcessOOMKill, unified)
+	if err != nil {
+		return nil, err
+	}
 	if cfg.LogRotation == (logrotation.Config{}) {
 		cfg.LogRotation = logrotation.DefaultConfig()
 	}
-	n := &node{cfg: cfg, deps: deps, unified: unified, rs: newRuntimeState(), finished: make(chan types.UID, 128)}
-	var err error
+	n := &node{cfg: cfg, deps: deps, unified: unified, oomGroup: oomGroup, rs: newRuntimeState(), finished: make(chan types.UID, 128)}
 	if n.facts, err = readNodeFacts(cfg.NodeIP); err != nil {
 		return nil, err
 	}
@@ -216,6 +221,7 @@ func (n *node) buildPods(desired syncloop.Desired) error {
 		ClusterDNS: criconfig.ClusterDNS{Servers: cfg.ClusterDNS, Domain: cfg.ClusterDomain},
 		HostResolv: resolv, HostIPs: facts.hostIPs,
 		MemoryCapacity: facts.memoryCapacity, Allocatable: facts.allocatable, SerializeImagePulls: cfg.SerializeImagePulls,
+		OOMGroup: n.oomGroup, PodPidsLimit: cfg.PodPidsLimit,
 		CgroupFSRoot: cfg.CgroupFSRoot, HostMaskedPaths: facts.maskedPaths,
 		Seccomp: criconfig.Seccomp{Default: cfg.SeccompDefault, Root: filepath.Join(cfg.RootDir, "seccomp")}, DeadContainers: cfg.ContainerGC,
 	}, rtDeps); err != nil {

@@ -146,6 +146,31 @@ func TestFailCgroupV1Wiring(t *testing.T) {
 	}
 }
 
+// TestSingleProcessOOMKillWiring: singleProcessOOMKill: false is refused at start on a cgroup v1
+// host, naming the field (upstream's validation); left unset, nothing is refused there.
+func TestSingleProcessOOMKillWiring(t *testing.T) {
+	_, endpoint := fakeCRI(t)
+	dir := t.TempDir()
+	cfg := loadConfig(t, dir, "--container-runtime-endpoint", endpoint, "--hostname-override", "node-a")
+	if err := os.MkdirAll(cfg.CgroupFSRoot, 0o755); err != nil { // not cgroup v2
+		t.Fatal(err)
+	}
+	no := false
+	cfg.SingleProcessOOMKill = &no
+	if _, err := newNode(cfg, Deps{Clock: clock.RealClock{}, Reporter: podconfig.LogReporter{}}); err == nil ||
+		!strings.Contains(err.Error(), "singleProcessOOMKill must not be explicitly set to false when using cgroup v1") {
+		t.Fatalf("newNode on cgroup v1 with singleProcessOOMKill: false = %v, want the refusal naming the field", err)
+	}
+	cfg.SingleProcessOOMKill = nil
+	n, err := newNode(cfg, Deps{Clock: clock.RealClock{}, Reporter: podconfig.LogReporter{}})
+	if err != nil {
+		t.Fatalf("newNode on cgroup v1, singleProcessOOMKill unset: %v", err)
+	}
+	if n.oomGroup {
+		t.Error("memory.oom.group asked for on cgroup v1")
+	}
+}
+
 // TestCgroupDriverWiring: a runtime that reports the systemd cgroup driver ends the start with
 // an error saying what to change; one that does not implement RuntimeConfig leaves the
 // configured driver, and a configured systemd is refused then.

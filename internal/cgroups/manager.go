@@ -40,6 +40,7 @@ func (m Manager) Set(name string, r Resources) error {
 	if r.Memory != nil {
 		res.Memory = *r.Memory
 	}
+	res.PidsLimit = r.PidsLimit
 	cg := &cgroups.Cgroup{Path: name, Resources: res}
 	var mgr cgroups.Manager
 	var err error

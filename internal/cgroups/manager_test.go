@@ -27,8 +27,8 @@ func TestManagerSetsRealCgroups(t *testing.T) {
 	name := base + "/kubepods/burstable"
 	t.Cleanup(func() { removeTree(t, root, base) })
 	m := Manager{Root: root, Unified: unified}
-	shares, mem := uint64(512), int64(1<<30)
-	if err := m.Set(name, Resources{CPUShares: &shares, Memory: &mem}); err != nil {
+	shares, mem, pids := uint64(512), int64(1<<30), int64(512)
+	if err := m.Set(name, Resources{CPUShares: &shares, Memory: &mem, PidsLimit: &pids}); err != nil {
 		t.Fatal(err)
 	}
 	read := func(hier, file string) string {
@@ -46,12 +46,18 @@ func TestManagerSetsRealCgroups(t *testing.T) {
 		if got := read("", "memory.max"); got != "1073741824" {
 			t.Errorf("memory.max = %s", got)
 		}
+		if got := read("", "pids.max"); got != "512" {
+			t.Errorf("pids.max = %s, want 512", got)
+		}
 	} else {
 		if got := read("cpu", "cpu.shares"); got != "512" {
 			t.Errorf("cpu.shares = %s, want 512", got)
 		}
 		if got := read("memory", "memory.limit_in_bytes"); got != "1073741824" {
 			t.Errorf("memory.limit_in_bytes = %s", got)
+		}
+		if got := read("pids", "pids.max"); got != "512" {
+			t.Errorf("pids.max = %s, want 512", got)
 		}
 	}
 	// Set again: the cgroup exists; only what is given changes.

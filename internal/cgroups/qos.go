@@ -19,6 +19,7 @@ type Resources struct {
 	CPUQuota  *int64  // µs of cpu time per CPUPeriod (cpu.cfs_quota_us, cpu.max)
 	CPUPeriod *uint64 // µs
 	Memory    *int64  // bytes (memory.limit_in_bytes, memory.max)
+	PidsLimit *int64  // pids.max; set on a pod's cgroup from podPidsLimit
 }
 
 // QoS is what upstream's QoS container manager sets on the QoS cgroups (setCPUCgroupConfig):

@@ -33,3 +33,17 @@ func CheckVersion(failCgroupV1, unified bool) error {
 	}
 	return nil
 }
+
+// OOMGroup is upstream's singleProcessOOMKill decision: whether a container's cgroup gets
+// memory.oom.group=1 (the kernel's OOM killer then kills every process of the container, not
+// one). cgroup v1 has no such file: singleProcessOOMKill may not be set false there. On cgroup
+// v2 the group kill is the default; singleProcessOOMKill: true turns it off.
+func OOMGroup(singleProcessOOMKill *bool, unified bool) (bool, error) {
+	if !unified {
+		if singleProcessOOMKill != nil && !*singleProcessOOMKill {
+			return false, errors.New("invalid configuration: singleProcessOOMKill must not be explicitly set to false when using cgroup v1")
+		}
+		return false, nil
+	}
+	return singleProcessOOMKill == nil || !*singleProcessOOMKill, nil
+}

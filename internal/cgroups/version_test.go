@@ -63,3 +63,30 @@ func cgroup2Mount(t *testing.T) string {
 	t.Cleanup(func() { _ = unix.Unmount(dir, unix.MNT_DETACH) })
 	return dir
 }
+
+// TestOOMGroup: upstream's singleProcessOOMKill table (kubelet.go, validation_linux.go).
+func TestOOMGroup(t *testing.T) {
+	yes, no := true, false
+	for _, tc := range []struct {
+		name    string
+		single  *bool
+		unified bool
+		want    bool
+		wantErr bool
+	}{
+		{name: "v2, unset: the group kill, upstream's default", unified: true, want: true},
+		{name: "v2, singleProcessOOMKill true: one process", single: &yes, unified: true, want: false},
+		{name: "v2, singleProcessOOMKill false: the group", single: &no, unified: true, want: true},
+		{name: "v1, unset: one process (v1 has no memory.oom.group)", unified: false, want: false},
+		{name: "v1, singleProcessOOMKill true", single: &yes, unified: false, want: false},
+		{name: "v1, singleProcessOOMKill false: refused", single: &no, unified: false, wantErr: true},
+	} {
+		got, err := OOMGroup(tc.single, tc.unified)
+		if (err != nil) != tc.wantErr || got != tc.want {
+			t.Errorf("%s: OOMGroup = %v, %v; want %v (error: %v)", tc.name, got, err, tc.want, tc.wantErr)
+		}
+		if err != nil && !strings.Contains(err.Error(), "singleProcessOOMKill") {
+			t.Errorf("%s: the error %q does not name singleProcessOOMKill", tc.name, err)
+		}
+	}
+}

@@ -154,6 +154,8 @@ var configFlags = []configFlag{
 		func(kc *kcfg) any { return &kc.CgroupDriver }},
 	{"fail-cgroupv1", "failCgroupV1", "Prevent nodelet from starting on the host using cgroup v1.",
 		func(kc *kcfg) any { return kc.FailCgroupV1 }},
+	{"pod-max-pids", "podPidsLimit", "Set the maximum number of processes per pod.  If -1, nodelet defaults to the node allocatable pid capacity.",
+		func(kc *kcfg) any { return kc.PodPidsLimit }},
 	{"seccomp-default", "seccompDefault", "Enable the use of `RuntimeDefault` as the default seccomp profile for all workloads.",
 		func(kc *kcfg) any { return kc.SeccompDefault }},
 	{"image-gc-high-threshold", "imageGCHighThresholdPercent", "The percent of disk usage after which image garbage collection is always run. Values must be within the range [0, 100], To disable image garbage collection, set to 100. ",
@@ -188,6 +190,8 @@ func (f configFlag) register(fs *pflag.FlagSet, kc *kcfg) error {
 		fs.StringVar(p, f.name, *p, f.usage)
 	case *int32:
 		fs.Int32Var(p, f.name, *p, f.usage)
+	case *int64:
+		fs.Int64Var(p, f.name, *p, f.usage)
 	case *bool:
 		fs.BoolVar(p, f.name, *p, f.usage)
 	case *[]string:

@@ -55,6 +55,7 @@ func TestFlagsOverrideFile(t *testing.T) {
 		{"container-log-max-files", "3", func(kc *kcfg) any { return *kc.ContainerLogMaxFiles }, int32(3)},
 		{"seccomp-default", "true", func(kc *kcfg) any { return *kc.SeccompDefault }, true},
 		{"fail-cgroupv1", "false", func(kc *kcfg) any { return *kc.FailCgroupV1 }, false},
+		{"pod-max-pids", "1024", func(kc *kcfg) any { return *kc.PodPidsLimit }, int64(1024)},
 		{"allowed-unsafe-sysctls", "net.core.*,kernel.msgmax", func(kc *kcfg) any { return kc.AllowedUnsafeSysctls }, []string{"net.core.*", "kernel.msgmax"}},
 		{"eviction-hard", "memory.available<1Gi,nodefs.available<5%", func(kc *kcfg) any { return kc.EvictionHard }, map[string]string{"memory.available": "1Gi", "nodefs.available": "5%"}},
 		{"eviction-soft-grace-period", "memory.available=1m30s", func(kc *kcfg) any { return kc.EvictionSoftGracePeriod }, map[string]string{"memory.available": "1m30s"}},
@@ -326,7 +327,7 @@ func TestHelpAndReuse(t *testing.T) {
 	fs.VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
 	want := []string{"address", "allowed-unsafe-sysctls", "authorization-mode", "cgroup-driver", "cgroup-root", "cgroups-per-qos", "client-ca-file", "config", "container-gc-period", "container-log-max-files", "container-log-max-size", "container-runtime-endpoint", "eviction-hard", "eviction-max-pod-grace-period", "eviction-minimum-reclaim", "eviction-monitoring-period", "eviction-pressure-transition-period", "eviction-soft", "eviction-soft-grace-period", "fail-cgroupv1", "file-check-frequency", "hostname-override",
 		"http-check-frequency", "image-gc-high-threshold", "image-gc-low-threshold", "image-gc-period", "kernel-memcg-notification", "kubeconfig", "manifest-url", "manifest-url-header", "max-pods", "maximum-dead-containers", "maximum-dead-containers-per-container", "minimum-container-ttl-duration", "minimum-image-ttl-duration", "node-ip",
-		"node-labels", "node-status-update-frequency", "pod-manifest-path", "port", "read-only-port", "root-dir", "seccomp-default", "sync-frequency", "tls-cert-file", "tls-private-key-file", "v", "vmodule", "volume-stats-agg-period"}
+		"node-labels", "node-status-update-frequency", "pod-manifest-path", "pod-max-pids", "port", "read-only-port", "root-dir", "seccomp-default", "sync-frequency", "tls-cert-file", "tls-private-key-file", "v", "vmodule", "volume-stats-agg-period"}
 	if !reflect.DeepEqual(names, want) {
 		t.Errorf("flags = %q\nwant    %q", names, want)
 	}

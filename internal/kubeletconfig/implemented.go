@@ -34,6 +34,8 @@ var implementedFields = []string{
 	"serializeImagePulls",
 	"seccompDefault",
 	"failCgroupV1",
+	"singleProcessOOMKill",
+	"podPidsLimit",
 	"cgroupRoot",
 	"cgroupsPerQOS",
 	"cgroupDriver",

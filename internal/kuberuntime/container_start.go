@@ -104,7 +104,7 @@ func (m *Manager) startContainer(ctx context.Context, pc *podContext, spec start
 		return m.configError(pod, c, err)
 	}
 	cfg, err := criconfig.Container(pod, c, criconfig.ContainerOptions{
-		RestartCount: restartCount, QOS: status.QOSClass(pod), MemoryCapacity: m.cfg.MemoryCapacity, Mounts: mounts,
+		RestartCount: restartCount, QOS: status.QOSClass(pod), MemoryCapacity: m.cfg.MemoryCapacity, OOMGroup: m.cfg.OOMGroup, Mounts: mounts,
 		TargetID: targetID, Seccomp: m.cfg.Seccomp, AppArmor: admission.AppArmorProfile(pod, c), HostMaskedPaths: m.cfg.HostMaskedPaths,
 		Identity: criconfig.PodIdentity{NodeName: m.cfg.NodeName, PodIPs: pc.podIPs, HostIPs: m.cfg.HostIPs,
 			Allocatable: m.cfg.Allocatable, Objects: m.deps.Objects, ServiceEnv: serviceEnv},

@@ -86,6 +86,12 @@ type Config struct {
 	HostIPs        []string
 	MemoryCapacity int64
 	Allocatable    v1.ResourceList
+	// OOMGroup sets memory.oom.group on every container's cgroup (cgroups.OOMGroup: cgroup v2
+	// without singleProcessOOMKill).
+	OOMGroup bool
+	// PodPidsLimit is set as pids.max on each pod's cgroup when it is created (podPidsLimit;
+	// zero or less: no limit), as upstream's pod container manager.
+	PodPidsLimit int64
 	// SerializeImagePulls pulls one image at a time (serializeImagePulls, default true).
 	SerializeImagePulls bool
 	// CgroupFSRoot is where the cgroup hierarchies are mounted (/sys/fs/cgroup); the pod's

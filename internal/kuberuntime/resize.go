@@ -121,7 +121,7 @@ func (m *Manager) resizeEachContainer(ctx context.Context, pod *v1.Pod, updates 
 			next := withResource(current, u.Container.Resources, name)
 			c := u.Container.DeepCopy()
 			c.Resources = next
-			r := criconfig.Resources(qos, c, m.cfg.MemoryCapacity)
+			r := criconfig.Resources(qos, c, m.cfg.MemoryCapacity, m.cfg.OOMGroup)
 			if err := m.deps.Containers.UpdateContainerResources(ctx, u.ID, r); err != nil {
 				return fmt.Errorf("failed to update %s of container %q: %w", name, c.Name, err)
 			}

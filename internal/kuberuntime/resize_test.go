@@ -123,12 +123,15 @@ func (p *podCgroupLog) Set(name string, r cgroups.Resources) error {
 	if r.Memory != nil {
 		s += fmt.Sprintf(" memory=%d", *r.Memory)
 	}
+	if r.PidsLimit != nil {
+		s += fmt.Sprintf(" pids=%d", *r.PidsLimit)
+	}
 	p.sets = append(p.sets, fmt.Sprintf("%s after %d updates, %d sandboxes", s, p.rt.CallCount("UpdateContainerResources"), p.rt.CallCount("RunPodSandbox")))
 	return p.fail
 }
 
-// TestPodCgroupAroundSandboxAndResize: the pod's cgroup gets the pod's limits before its
-// sandbox runs; a resize grows it to the larger of the old and new limits before the
+// TestPodCgroupAroundSandboxAndResize: the pod's cgroup gets the pod's limits (and
+// podPidsLimit, once, as upstream) before its sandbox runs; a resize grows it to the larger of the old and new limits before the
 // containers change and sets the new ones after; a cgroup that cannot be made keeps the pod
 // from starting, with upstream's event.
 func TestPodCgroupAroundSandboxAndResize(t *testing.T) {
@@ -136,10 +139,11 @@ func TestPodCgroupAroundSandboxAndResize(t *testing.T) {
 	h.m.deps.Actuations = &fakeActuations{}
 	log := &podCgroupLog{rt: h.rt}
 	h.m.deps.PodCgroups = log
+	h.m.cfg.PodPidsLimit = 512
 	pod := newPod(mod(func(p *v1.Pod) { p.Spec.Containers[0].Resources = limits("500m", "64Mi") }))
 	h.mustSync(pod)
 	parent := cgroups.PodCgroup(h.m.cfg.CgroupRoot, pod)
-	if want := []string{parent + " quota=50000 memory=67108864 after 0 updates, 0 sandboxes"}; !slices.Equal(log.sets, want) {
+	if want := []string{parent + " quota=50000 memory=67108864 pids=512 after 0 updates, 0 sandboxes"}; !slices.Equal(log.sets, want) {
 		t.Errorf("pod cgroup set %q, want %q", log.sets, want)
 	}
 

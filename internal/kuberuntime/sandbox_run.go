@@ -64,7 +64,11 @@ func (m *Manager) createSandbox(ctx context.Context, pod *v1.Pod, attempt uint32
 	}
 	if m.deps.PodCgroups != nil {
 		// As upstream (pcm.EnsureExists): the pod does not start without its cgroup.
-		if err := m.deps.PodCgroups.Set(cfg.GetLinux().GetCgroupParent(), cgroups.Pod(pod)); err != nil {
+		r := cgroups.Pod(pod)
+		if limit := m.cfg.PodPidsLimit; limit > 0 {
+			r.PidsLimit = &limit
+		}
+		if err := m.deps.PodCgroups.Set(cfg.GetLinux().GetCgroupParent(), r); err != nil {
 			m.deps.Recorder.Eventf(pod, v1.EventTypeWarning, "FailedToCreatePodContainer", "unable to ensure pod container exists: %v", err)
 			return "", nil, nil, fmt.Errorf("failed to ensure that the pod: %v cgroups exist and are correctly applied: %w", pod.UID, err)
 		}

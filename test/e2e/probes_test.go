@@ -31,9 +31,9 @@ spec:
 %s`, name, testServer, extraArgs, containerExtra)
 }
 
-// tell asks the pod's testserver to change its state (/fail, /recover, /unready, /ready-on).
-// tell GETs path on the pod's server. A container is Running once its process started, which
-// may be before the server listens: a refused connection is tried again for 10 s.
+// tell asks the pod's testserver to change its state (/fail, /recover, /unready, /ready-on). A
+// container is Running once its process started, which may be before the server listens: a
+// refused connection is tried again for 10 s.
 func tell(t *testing.T, p *v1.Pod, path string) {
 	t.Helper()
 	url := fmt.Sprintf("http://%s:8080%s", p.Status.PodIP, path)

@@ -17,6 +17,8 @@ type ContainerOptions struct {
 	QOS          v1.PodQOSClass
 	// MemoryCapacity is the node's memory in bytes, for the OOM score of burstable pods.
 	MemoryCapacity int64
+	// OOMGroup sets memory.oom.group on the container's cgroup (see Resources).
+	OOMGroup bool
 	// Mounts are the resolved mounts: volumes, /etc/hosts, the termination message file.
 	Mounts []*runtimeapi.Mount
 	// TargetID is the runtime ID of the container whose process namespace an ephemeral
@@ -115,7 +117,7 @@ func Container(pod *v1.Pod, c *v1.Container, o ContainerOptions) (*runtimeapi.Co
 		StdinOnce:   c.StdinOnce,
 		Tty:         c.TTY,
 		Linux: &runtimeapi.LinuxContainerConfig{
-			Resources:       Resources(o.QOS, c, o.MemoryCapacity),
+			Resources:       Resources(o.QOS, c, o.MemoryCapacity, o.OOMGroup),
 			SecurityContext: sc,
 		},
 	}, nil

@@ -142,7 +142,7 @@ func TestContainerConfig(t *testing.T) {
 	c.SecurityContext = &v1.SecurityContext{AllowPrivilegeEscalation: ptr.To(false), ReadOnlyRootFilesystem: ptr.To(true),
 		Capabilities: &v1.Capabilities{Add: []v1.Capability{"NET_ADMIN"}, Drop: []v1.Capability{"ALL"}}}
 	pod.Spec.SecurityContext = &v1.PodSecurityContext{RunAsUser: ptr.To[int64](1000), FSGroup: ptr.To[int64](2000)}
-	cfg, err := Container(pod, c, ContainerOptions{RestartCount: 3, QOS: v1.PodQOSBurstable, MemoryCapacity: 1 << 30,
+	cfg, err := Container(pod, c, ContainerOptions{RestartCount: 3, QOS: v1.PodQOSBurstable, MemoryCapacity: 1 << 30, OOMGroup: true,
 		Identity: PodIdentity{NodeName: "node1", PodIPs: []string{"10.88.0.5", "fd00::5"}, Allocatable: v1.ResourceList{v1.ResourceCPU: resource.MustParse("2")}}})
 	if err != nil {
 		t.Fatal(err)
@@ -157,6 +157,7 @@ func TestContainerConfig(t *testing.T) {
 		got, want any
 	}{
 		{"command expanded", strings.Join(cfg.Command, " "), "sh -c echo hi-web-node1 web-node1 $(NOT) $(MISSING)"},
+		{"memory.oom.group with OOMGroup", lr.Unified["memory.oom.group"], "1"},
 		{"args expanded", cfg.Args[0], "node1"},
 		{"env order", cfg.Envs[0].Key + "," + cfg.Envs[1].Key, "POD,GREETING"},
 		{"pod ip", env["IP"], "10.88.0.5"},
@@ -193,12 +194,15 @@ func TestContainerConfig(t *testing.T) {
 }
 
 func TestResourcesByQOS(t *testing.T) {
-	be := Resources(v1.PodQOSBestEffort, &v1.Container{}, 1<<30)
-	if be.CpuShares != 2 || be.CpuQuota != 0 || be.MemoryLimitInBytes != 0 || be.OomScoreAdj != 1000 {
+	be := Resources(v1.PodQOSBestEffort, &v1.Container{}, 1<<30, false)
+	if be.CpuShares != 2 || be.CpuQuota != 0 || be.MemoryLimitInBytes != 0 || be.OomScoreAdj != 1000 || be.Unified != nil {
 		t.Errorf("best effort: %+v", be)
 	}
+	if r := Resources(v1.PodQOSBestEffort, &v1.Container{}, 1<<30, true); r.Unified["memory.oom.group"] != "1" || len(r.Unified) != 1 {
+		t.Errorf("with the OOM group kill (cgroup v2): unified %v, want memory.oom.group=1 only", r.Unified)
+	}
 	g := Resources(v1.PodQOSGuaranteed, &v1.Container{Resources: v1.ResourceRequirements{
-		Limits: v1.ResourceList{v1.ResourceCPU: resource.MustParse("1m")}, Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("1m")}}}, 1<<30)
+		Limits: v1.ResourceList{v1.ResourceCPU: resource.MustParse("1m")}, Requests: v1.ResourceList{v1.ResourceCPU: resource.MustParse("1m")}}}, 1<<30, false)
 	if g.OomScoreAdj != -997 || g.CpuQuota != 1000 || g.CpuShares != 2 {
 		t.Errorf("guaranteed tiny cpu: %+v", g)
 	}

@@ -72,11 +72,17 @@ func OOMScoreAdj(qos v1.PodQOSClass, c *v1.Container, memoryCapacity int64) int6
 	return adj
 }
 
-// Resources maps the container's requests and limits to LinuxContainerResources.
-func Resources(qos v1.PodQOSClass, c *v1.Container, memoryCapacity int64) *runtimeapi.LinuxContainerResources {
+// Resources maps the container's requests and limits to LinuxContainerResources. oomGroup asks
+// the runtime for memory.oom.group=1 on the container's cgroup (cgroup v2 without
+// singleProcessOOMKill, cgroups.OOMGroup), as upstream's generateLinuxContainerResources: an
+// OOM kill then takes every process of the container.
+func Resources(qos v1.PodQOSClass, c *v1.Container, memoryCapacity int64, oomGroup bool) *runtimeapi.LinuxContainerResources {
 	r := &runtimeapi.LinuxContainerResources{
 		CpuShares:   MilliCPUToShares(c.Resources.Requests.Cpu().MilliValue()),
 		OomScoreAdj: OOMScoreAdj(qos, c, memoryCapacity),
+	}
+	if oomGroup {
+		r.Unified = map[string]string{"memory.oom.group": "1"}
 	}
 	if lim := c.Resources.Limits.Cpu().MilliValue(); lim > 0 {
 		r.CpuPeriod = QuotaPeriod

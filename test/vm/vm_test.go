@@ -1,0 +1,423 @@
+//go:build vmguest
+
+package vm
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+	v1 "k8s.io/api/core/v1"
+)
+
+const (
+	api       = "http://127.0.0.1:10255"
+	manifests = "/etc/nodelet/manifests"
+	cgroupFS  = "/sys/fs/cgroup"
+	// config is what the suite runs nodelet with: the installed default (deploy/config.yaml)
+	// plus the read-only API on loopback, a quicker manifest check and a pod pids limit.
+	// failCgroupV1 is left at its default, true: this machine is cgroup v2.
+	config = `apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+staticPodPath: /etc/nodelet/manifests
+containerRuntimeEndpoint: unix:///run/containerd/containerd.sock
+cgroupDriver: cgroupfs
+address: 127.0.0.1
+readOnlyPort: 10255
+fileCheckFrequency: 2s
+podPidsLimit: 512
+`
+	// Under QEMU's emulated CPU a container takes seconds to start.
+	podTimeout = 4 * time.Minute
+)
+
+// TestMain checks that this is the machine the suite is for, configures the installed nodelet
+// and starts it through systemd, as an operator would.
+func TestMain(m *testing.M) {
+	if err := setUp(); err != nil {
+		fmt.Fprintf(os.Stderr, "vm suite: %v\n(this suite runs inside hack/vm.sh's VM: hack/vm.sh test)\n", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	if code != 0 {
+		out, _ := exec.Command("systemctl", "status", "--no-pager", "nodelet").CombinedOutput()
+		fmt.Fprintf(os.Stderr, "%s\n", out)
+	}
+	os.Exit(code)
+}
+
+func setUp() error {
+	var st unix.Statfs_t
+	if err := unix.Statfs(cgroupFS, &st); err != nil {
+		return err
+	}
+	if st.Type != unix.CGROUP2_SUPER_MAGIC {
+		return fmt.Errorf("%s is not cgroup v2", cgroupFS)
+	}
+	if comm, _ := os.ReadFile("/proc/1/comm"); strings.TrimSpace(string(comm)) != "systemd" {
+		return fmt.Errorf("PID 1 is %q, not systemd", strings.TrimSpace(string(comm)))
+	}
+	if out, err := exec.Command("systemctl", "cat", "nodelet.service").CombinedOutput(); err != nil {
+		return fmt.Errorf("nodelet.service is not installed (hack/install.sh): %v: %s", err, out)
+	}
+	if err := os.WriteFile("/etc/nodelet/config.yaml", []byte(config), 0o644); err != nil {
+		return err
+	}
+	if out, err := exec.Command("systemctl", "restart", "nodelet.service").CombinedOutput(); err != nil {
+		return fmt.Errorf("systemctl restart nodelet: %v: %s", err, out)
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		resp, err := http.Get(api + "/healthz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("nodelet's /healthz did not answer 200 within 2 minutes (last: %v)", err)
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// ---------------------------------------------------------------- helpers
+
+func hostname(t *testing.T) string {
+	t.Helper()
+	h, err := os.Hostname()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.ToLower(h)
+}
+
+func write(t *testing.T, name, manifest string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(manifests, name+".yaml"), []byte(manifest), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func pods() ([]v1.Pod, error) {
+	resp, err := http.Get(api + "/pods")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var list v1.PodList
+	if err := json.NewDecoder(resp.Body).Decode(&list); err != nil {
+		return nil, err
+	}
+	return list.Items, nil
+}
+
+// waitPod waits until the static pod name (on this node) satisfies ok and returns it.
+func waitPod(t *testing.T, name, what string, ok func(*v1.Pod) bool) *v1.Pod {
+	t.Helper()
+	full := name + "-" + hostname(t)
+	deadline := time.Now().Add(podTimeout)
+	var last *v1.Pod
+	for time.Now().Before(deadline) {
+		list, err := pods()
+		if err == nil {
+			for i := range list {
+				if list[i].Name == full {
+					last = &list[i]
+					if ok(last) {
+						return last
+					}
+				}
+			}
+		}
+		time.Sleep(time.Second)
+	}
+	b, _ := json.MarshalIndent(last, "", "  ")
+	t.Fatalf("pod %s not %s within %v; last seen:\n%s", full, what, podTimeout, b)
+	return nil
+}
+
+func containerStatus(p *v1.Pod, name string) *v1.ContainerStatus {
+	for i := range p.Status.ContainerStatuses {
+		if p.Status.ContainerStatuses[i].Name == name {
+			return &p.Status.ContainerStatuses[i]
+		}
+	}
+	return nil
+}
+
+func running(p *v1.Pod) bool {
+	if p.Status.Phase != v1.PodRunning {
+		return false
+	}
+	for _, cs := range p.Status.ContainerStatuses {
+		if cs.State.Running == nil {
+			return false
+		}
+	}
+	return len(p.Status.ContainerStatuses) > 0
+}
+
+// cgroupFile reads a file of a cgroup under /sys/fs/cgroup, trimmed.
+func cgroupFile(t *testing.T, dir, file string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(cgroupFS, dir, file))
+	if err != nil {
+		t.Fatalf("cgroup %s: %v", dir, err)
+	}
+	return strings.TrimSpace(string(b))
+}
+
+func wantCgroupFile(t *testing.T, dir, file, want string) {
+	t.Helper()
+	if got := cgroupFile(t, dir, file); got != want {
+		t.Errorf("%s/%s = %q, want %q", dir, file, got, want)
+	}
+}
+
+// podCgroup is the pod's cgroup with the cgroupfs driver, as upstream names it:
+// kubepods[/burstable|/besteffort]/pod<uid>.
+func podCgroup(p *v1.Pod) string {
+	switch p.Status.QOSClass {
+	case v1.PodQOSGuaranteed:
+		return "kubepods/pod" + string(p.UID)
+	case v1.PodQOSBurstable:
+		return "kubepods/burstable/pod" + string(p.UID)
+	default:
+		return "kubepods/besteffort/pod" + string(p.UID)
+	}
+}
+
+func containerID(t *testing.T, p *v1.Pod, name string) string {
+	t.Helper()
+	cs := containerStatus(p, name)
+	if cs == nil || !strings.HasPrefix(cs.ContainerID, "containerd://") {
+		t.Fatalf("pod %s: no containerd ID for container %s: %+v", p.Name, name, cs)
+	}
+	return strings.TrimPrefix(cs.ContainerID, "containerd://")
+}
+
+// removeAll deletes the manifests and waits until nodelet has removed the pods and their cgroups.
+func removeAll(t *testing.T, cgroups []string) {
+	t.Helper()
+	ents, err := os.ReadDir(manifests)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if err := os.Remove(filepath.Join(manifests, e.Name())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(podTimeout)
+	for {
+		list, err := pods()
+		var left []string
+		for _, dir := range cgroups {
+			if _, err := os.Stat(filepath.Join(cgroupFS, dir)); err == nil {
+				left = append(left, dir)
+			}
+		}
+		if err == nil && len(list) == 0 && len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%v after the manifests went: %d pods left (err %v), cgroups left: %v", podTimeout, len(list), err, left)
+		}
+		time.Sleep(time.Second)
+	}
+}
+
+// ---------------------------------------------------------------- the suite
+
+const (
+	serverPod = `apiVersion: v1
+kind: Pod
+metadata: {name: web}
+spec:
+  containers:
+  - name: server
+    image: docker.io/nodelet/testserver:1.0
+    ports: [{name: http, containerPort: 8080}]
+    resources: {requests: {cpu: 100m, memory: 32Mi}, limits: {cpu: 250m}}
+`
+	guaranteedPod = `apiVersion: v1
+kind: Pod
+metadata: {name: guaranteed}
+spec:
+  containers:
+  - name: c
+    image: docker.io/library/busybox:1.35
+    command: [sleep, "3600"]
+    resources: {limits: {cpu: 200m, memory: 48Mi}}
+`
+	bestEffortPod = `apiVersion: v1
+kind: Pod
+metadata: {name: besteffort}
+spec:
+  containers:
+  - name: c
+    image: docker.io/library/busybox:1.35
+    command: [sleep, "3600"]
+`
+	crashPod = `apiVersion: v1
+kind: Pod
+metadata: {name: crash}
+spec:
+  containers:
+  - name: c
+    image: docker.io/library/busybox:1.35
+    command: [sh, -c, "exit 3"]
+`
+	// tail keeps the last lines of /dev/zero, which has none: its one line grows until the
+	// memory limit stops it.
+	oomPod = `apiVersion: v1
+kind: Pod
+metadata: {name: oom}
+spec:
+  restartPolicy: Never
+  containers:
+  - name: c
+    image: docker.io/library/busybox:1.35
+    command: [tail, /dev/zero]
+    resources: {limits: {memory: 24Mi}}
+`
+)
+
+// TestPodsOnCgroupV2: the lifecycle basics on cgroup v2 (the cgroupfs driver), with nodelet run
+// by systemd: a server pod reached over the bridge, a crash-looping pod backing off, an
+// OOMKilled container, cpu limits in cpu.max and memory limits in memory.max on the pod
+// cgroups, a Guaranteed, a Burstable and a BestEffort pod each under its QoS cgroup, the
+// containers' memory.oom.group (upstream's default on cgroup v2), the pod pids limit in
+// pids.max; the running pods adopted across `systemctl restart nodelet`; and every pod cgroup
+// gone once the manifests are.
+func TestPodsOnCgroupV2(t *testing.T) {
+	for name, m := range map[string]string{"web": serverPod, "guaranteed": guaranteedPod, "besteffort": bestEffortPod, "crash": crashPod, "oom": oomPod} {
+		write(t, name, m)
+	}
+	var podCgroups []string
+
+	t.Run("a server pod answers on its bridge address", func(t *testing.T) {
+		p := waitPod(t, "web", "Running", running)
+		podCgroups = append(podCgroups, podCgroup(p))
+		if !strings.HasPrefix(p.Status.PodIP, "10.88.") {
+			t.Errorf("pod IP %q, want one of the bridge's 10.88.0.0/16", p.Status.PodIP)
+		}
+		var resp *http.Response
+		var err error
+		for range 30 { // Running once the process started, maybe before it listens
+			if resp, err = http.Get("http://" + p.Status.PodIP + ":8080/healthz"); err == nil {
+				break
+			}
+			time.Sleep(time.Second)
+		}
+		if err != nil {
+			t.Fatalf("GET /healthz on the pod: %v", err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("GET /healthz on the pod: %s", resp.Status)
+		}
+		// Burstable: its pod cgroup under kubepods/burstable, its cpu limit in cpu.max, its
+		// request as cpu.weight (100m → 102 shares → weight 4, upstream's conversion).
+		if p.Status.QOSClass != v1.PodQOSBurstable {
+			t.Errorf("QoS class %s, want Burstable", p.Status.QOSClass)
+		}
+		wantCgroupFile(t, podCgroup(p), "cpu.max", "25000 100000")
+		wantCgroupFile(t, podCgroup(p), "cpu.weight", "4")
+		wantCgroupFile(t, podCgroup(p), "pids.max", "512")
+	})
+
+	t.Run("a Guaranteed pod's cgroup has its limits", func(t *testing.T) {
+		p := waitPod(t, "guaranteed", "Running", running)
+		podCgroups = append(podCgroups, podCgroup(p))
+		if p.Status.QOSClass != v1.PodQOSGuaranteed {
+			t.Fatalf("QoS class %s, want Guaranteed", p.Status.QOSClass)
+		}
+		dir := podCgroup(p)
+		wantCgroupFile(t, dir, "cpu.max", "20000 100000")
+		wantCgroupFile(t, dir, "memory.max", fmt.Sprint(48<<20))
+		wantCgroupFile(t, dir, "pids.max", "512")
+		// The container's own cgroup, made by containerd under the pod's: one OOM kill takes
+		// the whole container (upstream sets memory.oom.group on cgroup v2 unless
+		// singleProcessOOMKill).
+		ctr := filepath.Join(dir, containerID(t, p, "c"))
+		wantCgroupFile(t, ctr, "memory.oom.group", "1")
+		wantCgroupFile(t, ctr, "memory.max", fmt.Sprint(48<<20))
+		wantCgroupFile(t, ctr, "cpu.max", "20000 100000")
+	})
+
+	t.Run("a BestEffort pod runs under kubepods/besteffort", func(t *testing.T) {
+		p := waitPod(t, "besteffort", "Running", running)
+		podCgroups = append(podCgroups, podCgroup(p))
+		if p.Status.QOSClass != v1.PodQOSBestEffort {
+			t.Fatalf("QoS class %s, want BestEffort", p.Status.QOSClass)
+		}
+		wantCgroupFile(t, podCgroup(p), "cpu.weight", "1")
+		wantCgroupFile(t, "kubepods/besteffort", "cpu.weight", "1")
+		wantCgroupFile(t, podCgroup(p), "memory.max", "max")
+	})
+
+	t.Run("the node's pods are limited to its allocatable memory", func(t *testing.T) {
+		var mem unix.Sysinfo_t
+		if err := unix.Sysinfo(&mem); err != nil {
+			t.Fatal(err)
+		}
+		got := cgroupFile(t, "kubepods", "memory.max")
+		var limit uint64
+		if _, err := fmt.Sscan(got, &limit); err != nil || limit == 0 || limit > mem.Totalram*uint64(mem.Unit) {
+			t.Errorf("kubepods/memory.max = %q, want the node's allocatable memory (at most %d)", got, mem.Totalram*uint64(mem.Unit))
+		}
+	})
+
+	t.Run("a crashing container backs off", func(t *testing.T) {
+		p := waitPod(t, "crash", "in CrashLoopBackOff", func(p *v1.Pod) bool {
+			cs := containerStatus(p, "c")
+			return cs != nil && cs.RestartCount >= 1 && cs.State.Waiting != nil && cs.State.Waiting.Reason == "CrashLoopBackOff"
+		})
+		podCgroups = append(podCgroups, podCgroup(p))
+		cs := containerStatus(p, "c")
+		if last := cs.LastTerminationState.Terminated; last == nil || last.ExitCode != 3 {
+			t.Errorf("last termination %+v, want exit code 3", last)
+		}
+	})
+
+	t.Run("a container over its memory limit is OOMKilled", func(t *testing.T) {
+		p := waitPod(t, "oom", "Failed", func(p *v1.Pod) bool { return p.Status.Phase == v1.PodFailed })
+		podCgroups = append(podCgroups, podCgroup(p))
+		cs := containerStatus(p, "c")
+		if cs == nil || cs.State.Terminated == nil || cs.State.Terminated.Reason != "OOMKilled" {
+			t.Errorf("container status %+v, want terminated with reason OOMKilled", cs)
+		}
+	})
+
+	t.Run("restarting nodelet's service restarts no container", func(t *testing.T) {
+		before := map[string]string{}
+		for _, name := range []string{"web", "guaranteed", "besteffort"} {
+			p := waitPod(t, name, "Running", running)
+			before[name] = containerStatus(p, p.Spec.Containers[0].Name).ContainerID
+		}
+		if out, err := exec.Command("systemctl", "restart", "nodelet.service").CombinedOutput(); err != nil {
+			t.Fatalf("systemctl restart nodelet: %v: %s", err, out)
+		}
+		for name, id := range before {
+			p := waitPod(t, name, "Running again", running)
+			cs := containerStatus(p, p.Spec.Containers[0].Name)
+			if cs.ContainerID != id || cs.RestartCount != 0 {
+				t.Errorf("%s: container %s (restarts %d) after the restart, want %s adopted (restarts 0)", name, cs.ContainerID, cs.RestartCount, id)
+			}
+		}
+	})
+
+	t.Run("every pod cgroup goes with its pod", func(t *testing.T) {
+		removeAll(t, podCgroups)
+	})
+}
