@@ -95,7 +95,10 @@ type Deps struct {
 	// those built from Cluster.Kubeconfig (tests give fakes).
 	Clients, HeartbeatClients *kubeclient.Clients
 	// Cgroups, when set, stands in for the host's cgroup file system (tests).
-	Cgroups cgroups.Setter
+	Cgroups cgroups.Writer
+	// SystemdRunning, when set, says whether systemd is the host's init instead of the host
+	// itself (cgroups.SystemdRunning), for the cgroup driver check (tests).
+	SystemdRunning func() bool
 }
 
 func (c Config) validate() error {

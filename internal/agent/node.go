@@ -72,20 +72,23 @@ type node struct {
 	dispatcher *syncloop.Dispatcher
 	evictions  *eviction.Manager
 	qos        *cgroups.QoSManager
-	unified    bool           // the host runs cgroup v2
-	oomGroup   bool           // containers get memory.oom.group (cgroups.OOMGroup)
-	finished   chan types.UID // pods whose worker finished: the sync loop has them removed
+	unified    bool // the host runs cgroup v2
+	oomGroup   bool // containers get memory.oom.group (cgroups.OOMGroup)
+	// cgroupNames names the pods' cgroups for the driver, the runtime's once it answered
+	// (run sets it before anything makes a cgroup).
+	cgroupNames *cgroups.Layout
+	finished    chan types.UID // pods whose worker finished: the sync loop has them removed
 
 	servers []runnable // the read-only API and, in cluster mode, the kubelet API
 }
 
 // cgroupSetter writes the pods' and QoS cgroups: the host's cgroup file system (unified: cgroup
 // v2), or Deps.Cgroups in tests.
-func (n *node) cgroupSetter() cgroups.Setter {
+func (n *node) cgroupSetter() cgroups.Writer {
 	if n.deps.Cgroups != nil {
 		return n.deps.Cgroups
 	}
-	return cgroups.Manager{Root: n.cfg.CgroupFSRoot, Unified: n.unified}
+	return cgroups.Manager{Root: n.cfg.CgroupFSRoot, Unified: n.unified, Names: n.cgroupNames}
 }
 
 // buildQoS is the manager of the pods' and QoS cgroups: the node's allocatable (capacity less
@@ -138,7 +141,8 @@ func newNode(cfg Config, deps Deps) (*node, error) {
 	if cfg.LogRotation == (logrotation.Config{}) {
 		cfg.LogRotation = logrotation.DefaultConfig()
 	}
-	n := &node{cfg: cfg, deps: deps, unified: unified, oomGroup: oomGroup, rs: newRuntimeState(), finished: make(chan types.UID, 128)}
+	n := &node{cfg: cfg, deps: deps, unified: unified, oomGroup: oomGroup, cgroupNames: cgroups.NewLayout(cfg.PodsCgroup, cfg.CgroupDriver),
+		rs: newRuntimeState(), finished: make(chan types.UID, 128)}
 	if n.facts, err = readNodeFacts(cfg.NodeIP); err != nil {
 		return nil, err
 	}
@@ -211,7 +215,7 @@ func (n *node) buildPods(desired syncloop.Desired) error {
 	if n.qos, err = n.buildQoS(setter); err != nil {
 		return err
 	}
-	rtDeps.QoS, rtDeps.PodCgroups = n.qos, setter
+	rtDeps.QoS, rtDeps.PodCgroups, rtDeps.CgroupNames = n.qos, setter, n.cgroupNames
 	resolv, err := readResolvConf(cfg.ResolvConf)
 	if err != nil {
 		return err
@@ -228,7 +232,7 @@ func (n *node) buildPods(desired syncloop.Desired) error {
 		return err
 	}
 	if n.provider, err = stats.New(stats.Config{NodeName: cfg.NodeName, RootDir: cfg.RootDir, PodLogsDir: cfg.PodLogsDir, CgroupRoot: cfg.PodsCgroup,
-		VolumeStatsAge: cfg.VolumeStatsAggPeriod}, stats.Deps{Runtime: client, Images: client, Clock: deps.Clock}); err != nil {
+		VolumeStatsAge: cfg.VolumeStatsAggPeriod}, stats.Deps{Runtime: client, Images: client, Clock: deps.Clock, CgroupNames: n.cgroupNames}); err != nil {
 		return err
 	}
 	if n.images, err = imagegc.New(cfg.ImageGC, imagegc.Deps{Images: client, Containers: client, Fs: n.provider, Recorder: n.recorder, Clock: deps.Clock}); err != nil {

@@ -45,9 +45,15 @@ func (n *node) run(ctx context.Context) error {
 	if !waitForRuntime(ctx, n.client, deps.Clock, n.rs) {
 		return nil // ctx ended while waiting for the runtime
 	}
-	if err := checkCgroupDriver(ctx, n.client, cfg.CgroupDriver); err != nil {
+	systemdRunning := cgroups.SystemdRunning
+	if deps.SystemdRunning != nil {
+		systemdRunning = deps.SystemdRunning
+	}
+	driver, err := checkCgroupDriver(ctx, n.client, cfg.CgroupDriver, systemdRunning())
+	if err != nil {
 		return err
 	}
+	n.cgroupNames.UseDriver(driver)
 	if err := n.qos.Start(); err != nil {
 		return err
 	}
@@ -104,14 +110,14 @@ func startSources(ctx context.Context, g *group, cfg Config, deps Deps, mux *pod
 // one nodelet uses (cgroups.Driver), as upstream's getCgroupDriverFromCRI: a runtime that does
 // not implement RuntimeConfig leaves the configured one. A driver nodelet cannot use ends the
 // start with an error that says what to change.
-func checkCgroupDriver(ctx context.Context, c *cri.Client, configured string) error {
+func checkCgroupDriver(ctx context.Context, c *cri.Client, configured string, systemdRunning bool) (string, error) {
 	fromRuntime := ""
 	rc, err := c.RuntimeConfig(ctx)
 	switch {
 	case status.Code(err) == codes.Unimplemented:
 		klog.InfoS("The container runtime does not implement RuntimeConfig; using cgroupDriver from the configuration", "cgroupDriver", configured)
 	case err != nil:
-		return fmt.Errorf("ask the container runtime for its cgroup driver (RuntimeConfig): %w", err)
+		return "", fmt.Errorf("ask the container runtime for its cgroup driver (RuntimeConfig): %w", err)
 	case rc.GetLinux() != nil:
 		switch d := rc.GetLinux().GetCgroupDriver(); d {
 		case runtimeapi.CgroupDriver_SYSTEMD:
@@ -119,17 +125,20 @@ func checkCgroupDriver(ctx context.Context, c *cri.Client, configured string) er
 		case runtimeapi.CgroupDriver_CGROUPFS:
 			fromRuntime = cgroups.DriverCgroupfs
 		default:
-			return fmt.Errorf("the container runtime returned an unknown cgroup driver %d", d)
+			return "", fmt.Errorf("the container runtime returned an unknown cgroup driver %d", d)
 		}
 	}
-	driver, err := cgroups.Driver(configured, fromRuntime)
+	driver, err := cgroups.Driver(configured, fromRuntime, systemdRunning)
 	if err != nil {
-		return err
+		return "", err
 	}
 	if fromRuntime != "" {
 		klog.InfoS("Using cgroup driver setting received from the CRI runtime", "cgroupDriver", driver)
+		if configured != driver {
+			klog.InfoS("The configured cgroupDriver is not the container runtime's; the runtime's is used, as upstream does", "cgroupDriver", configured, "runtime", driver)
+		}
 	}
-	return nil
+	return driver, nil
 }
 
 // waitForRuntime asks the runtime for its version, retrying with back-off (1 s doubling to

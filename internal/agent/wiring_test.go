@@ -108,7 +108,14 @@ type cgroupRecorder struct {
 	set []string
 }
 
-var _ cgroups.Setter = (*cgroupRecorder)(nil)
+var _ cgroups.Writer = (*cgroupRecorder)(nil)
+
+func (c *cgroupRecorder) Destroy(name string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.set = append(c.set, "destroy "+name)
+	return nil
+}
 
 func (c *cgroupRecorder) Set(name string, _ cgroups.Resources) error {
 	c.mu.Lock()
@@ -171,19 +178,21 @@ func TestSingleProcessOOMKillWiring(t *testing.T) {
 	}
 }
 
-// TestCgroupDriverWiring: a runtime that reports the systemd cgroup driver ends the start with
-// an error saying what to change; one that does not implement RuntimeConfig leaves the
-// configured driver, and a configured systemd is refused then.
+// TestCgroupDriverWiring: a cgroup driver nodelet cannot use ends the start with an error saying
+// what to change: the runtime's systemd, or the configured one when the runtime does not
+// implement RuntimeConfig, on a host without systemd. Nothing runs before.
 func TestCgroupDriverWiring(t *testing.T) {
+	systemdConfig := &runtimeapi.RuntimeConfigResponse{Linux: &runtimeapi.LinuxRuntimeConfiguration{CgroupDriver: runtimeapi.CgroupDriver_SYSTEMD}}
 	for _, tc := range []struct {
-		name       string
-		config     *runtimeapi.RuntimeConfigResponse
-		configured string
-		want       string
+		name           string
+		config         *runtimeapi.RuntimeConfigResponse
+		configured     string
+		systemdRunning bool
+		refusal        error
+		want           string
 	}{
-		{"the runtime's systemd", &runtimeapi.RuntimeConfigResponse{Linux: &runtimeapi.LinuxRuntimeConfiguration{CgroupDriver: runtimeapi.CgroupDriver_SYSTEMD}},
-			"cgroupfs", "SystemdCgroup = false"},
-		{"no RuntimeConfig, the configured systemd", nil, "systemd", "cgroupDriver: systemd"},
+		{"the runtime's systemd, no systemd here", systemdConfig, "cgroupfs", false, cgroups.ErrNoSystemd, "SystemdCgroup = false"},
+		{"no RuntimeConfig, the configured systemd, no systemd here", nil, "systemd", false, cgroups.ErrNoSystemd, "cgroupDriver: systemd"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv, endpoint := fakeCRI(t)
@@ -191,15 +200,16 @@ func TestCgroupDriverWiring(t *testing.T) {
 			dir := t.TempDir()
 			cfg := loadConfig(t, dir, "--container-runtime-endpoint", endpoint, "--hostname-override", "node-a", "--read-only-port", "0",
 				"--cgroup-driver", tc.configured)
-			n, err := newNode(cfg, Deps{Clock: clock.RealClock{}, Reporter: podconfig.LogReporter{}, Cgroups: &cgroupRecorder{}})
+			n, err := newNode(cfg, Deps{Clock: clock.RealClock{}, Reporter: podconfig.LogReporter{}, Cgroups: &cgroupRecorder{},
+				SystemdRunning: func() bool { return tc.systemdRunning }})
 			if err != nil {
 				t.Fatal(err)
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), wiringDeadline)
 			defer cancel()
 			err = n.run(ctx)
-			if !errors.Is(err, cgroups.ErrSystemdDriver) || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("run = %v, want the systemd driver refused, saying %q", err, tc.want)
+			if !errors.Is(err, tc.refusal) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("run = %v, want %v saying %q", err, tc.refusal, tc.want)
 			}
 			if ids := srv.Runtime.SandboxIDs(); len(ids) != 0 {
 				t.Errorf("sandboxes created before the refusal: %v", ids)

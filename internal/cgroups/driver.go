@@ -3,7 +3,12 @@ package cgroups
 import (
 	"errors"
 	"fmt"
+
+	"github.com/opencontainers/cgroups/systemd"
 )
+
+// SystemdRunning reports whether systemd is the host's init (/run/systemd/system exists).
+func SystemdRunning() bool { return systemd.IsRunningSystemd() }
 
 // The cgroup drivers, as cgroupDriver and the CRI RuntimeConfig name them.
 const (
@@ -11,24 +16,22 @@ const (
 	DriverSystemd  = "systemd"
 )
 
-// ErrSystemdDriver is Driver's refusal of the systemd driver, which nodelet does not drive yet.
-var ErrSystemdDriver = errors.New("nodelet drives cgroups with the cgroupfs driver only so far")
+// ErrNoSystemd is Driver's refusal of the systemd driver on a host whose init is not systemd.
+var ErrNoSystemd = errors.New("systemd is not running on this host (no /run/systemd/system), so it cannot make the pods' cgroups")
 
 // Driver decides the cgroup driver nodelet uses: the runtime's when it reports one (fromRuntime,
 // from the CRI RuntimeConfig; "" when it does not), as upstream does since
-// KubeletCgroupDriverFromCRI, else configured (cgroupDriver). A driver the pods' cgroups could
-// not be made with is refused at start, saying where it came from and what to change, rather
-// than every pod failing in the runtime later.
-func Driver(configured, fromRuntime string) (string, error) {
-	switch {
-	case fromRuntime == DriverSystemd:
-		return "", fmt.Errorf("the container runtime uses the systemd cgroup driver (its CRI RuntimeConfig says so): %w; "+
-			"configure the runtime for cgroupfs (containerd: SystemdCgroup = false in the runc runtime's options)", ErrSystemdDriver)
-	case fromRuntime != "":
-		return fromRuntime, nil
-	case configured == DriverSystemd:
-		return "", fmt.Errorf("cgroupDriver: systemd: %w; set cgroupDriver: cgroupfs, with the runtime configured for cgroupfs "+
-			"(containerd: SystemdCgroup = false)", ErrSystemdDriver)
+// KubeletCgroupDriverFromCRI (a configured driver that differs is overridden, and run logs so),
+// else configured (cgroupDriver). systemd where systemd does not run (systemdRunning) is refused
+// at start, saying where it came from and what to change, rather than every pod failing in the
+// runtime later.
+func Driver(configured, fromRuntime string, systemdRunning bool) (string, error) {
+	driver, from := configured, "cgroupDriver: "+configured
+	if fromRuntime != "" {
+		driver, from = fromRuntime, "the container runtime's cgroup driver (its CRI RuntimeConfig)"
 	}
-	return DriverCgroupfs, nil
+	if driver == DriverSystemd && !systemdRunning {
+		return "", fmt.Errorf("%s is systemd: %w; use cgroupfs (cgroupDriver: cgroupfs, and containerd's SystemdCgroup = false)", from, ErrNoSystemd)
+	}
+	return driver, nil
 }

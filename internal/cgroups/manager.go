@@ -2,26 +2,62 @@ package cgroups
 
 import (
 	"fmt"
+	"path"
 	"path/filepath"
 
 	"github.com/opencontainers/cgroups"
 	"github.com/opencontainers/cgroups/fs"
 	"github.com/opencontainers/cgroups/fs2"
+	"github.com/opencontainers/cgroups/systemd"
 )
 
-// Manager creates cgroups with the cgroupfs driver and sets their Resources, on cgroup v1 (every
-// hierarchy, found in mountinfo, as runc does) or v2 (the unified hierarchy under Root), as
-// upstream's cgroup manager does through opencontainers/cgroups: Apply(-1) creates the
-// directories, Set writes the settings; device rules and freezing are left alone.
+// Manager creates and removes cgroups and sets their Resources, as upstream's cgroup manager does
+// through opencontainers/cgroups, with the driver Names says: cgroupfs on cgroup v1 (every
+// hierarchy, found in mountinfo, as runc does) or v2 (the unified hierarchy under Root), or
+// systemd (each cgroup a slice unit made over D-Bus, on v1 or v2). Apply(-1) creates a cgroup,
+// Set writes its settings; device rules and freezing are left alone.
 type Manager struct {
 	// Root is the cgroup v2 mount (/sys/fs/cgroup); cgroup v1's hierarchies are found from the
 	// mount table.
 	Root    string
 	Unified bool
+	// Names turns nodelet's cgroup names into the driver's; nil is the cgroupfs driver.
+	Names *Layout
 }
 
-// Set creates the cgroup name (an absolute cgroup path, e.g. /kubepods/burstable) where it is
-// missing and sets r on it.
+func (m Manager) systemd() bool { return m.Names != nil && m.Names.Systemd() }
+
+// manager is opencontainers/cgroups' manager of the cgroup name (cgroupfs form) with r.
+func (m Manager) manager(name string, r *cgroups.Resources) (cgroups.Manager, error) {
+	cg := &cgroups.Cgroup{Resources: r}
+	if !m.systemd() {
+		cg.Path = name
+		if m.Unified {
+			return fs2.NewManager(cg, filepath.Join(m.Root, name))
+		}
+		return fs.NewManager(cg, nil)
+	}
+	// As upstream's libctCgroupConfig: the unit is the last part of the systemd name, its parent
+	// the slice above ("-.slice" for the root).
+	literal, err := SystemdName(name)
+	if err != nil {
+		return nil, err
+	}
+	dir, base := path.Split(literal)
+	if dir == "/" {
+		dir = "-.slice"
+	} else {
+		dir = path.Base(dir)
+	}
+	cg.Systemd, cg.Parent, cg.Name = true, dir, base
+	if m.Unified {
+		return systemd.NewUnifiedManager(cg, "")
+	}
+	return systemd.NewLegacyManager(cg, nil)
+}
+
+// Set creates the cgroup name (an absolute cgroup path in cgroupfs form, e.g.
+// /kubepods/burstable) where it is missing and sets r on it.
 func (m Manager) Set(name string, r Resources) error {
 	res := &cgroups.Resources{SkipDevices: true, SkipFreezeOnSet: true}
 	if r.CPUShares != nil {
@@ -41,14 +77,7 @@ func (m Manager) Set(name string, r Resources) error {
 		res.Memory = *r.Memory
 	}
 	res.PidsLimit = r.PidsLimit
-	cg := &cgroups.Cgroup{Path: name, Resources: res}
-	var mgr cgroups.Manager
-	var err error
-	if m.Unified {
-		mgr, err = fs2.NewManager(cg, filepath.Join(m.Root, name))
-	} else {
-		mgr, err = fs.NewManager(cg, nil)
-	}
+	mgr, err := m.manager(name, res)
 	if err != nil {
 		return fmt.Errorf("cgroup %s: %w", name, err)
 	}
@@ -57,6 +86,24 @@ func (m Manager) Set(name string, r Resources) error {
 	}
 	if err := mgr.Set(res); err != nil {
 		return fmt.Errorf("set the resources of cgroup %s: %w", name, err)
+	}
+	return nil
+}
+
+// Destroy removes the cgroup name (cgroupfs form) with the systemd driver: its slice unit is
+// stopped, then what systemd left of its directories removed. It holds no process by then (the
+// caller killed what the runtime left). With cgroupfs it does nothing: the caller removes the
+// directories itself.
+func (m Manager) Destroy(name string) error {
+	if !m.systemd() {
+		return nil
+	}
+	mgr, err := m.manager(name, &cgroups.Resources{})
+	if err != nil {
+		return fmt.Errorf("cgroup %s: %w", name, err)
+	}
+	if err := mgr.Destroy(); err != nil {
+		return fmt.Errorf("remove cgroup %s: %w", name, err)
 	}
 	return nil
 }

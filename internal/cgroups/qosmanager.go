@@ -18,7 +18,13 @@ type Setter interface {
 	Set(name string, r Resources) error
 }
 
-var _ Setter = Manager{}
+// Writer is a Setter that also removes cgroups through the systemd driver (Manager).
+type Writer interface {
+	Setter
+	Destroy(name string) error
+}
+
+var _ Writer = Manager{}
 
 // QoSConfig configures the QoS manager.
 type QoSConfig struct {

@@ -24,26 +24,43 @@ import (
 // pod's cgroup parent and removes only the containers' own directories below it; the upstream
 // kubelet's cgroup manager removes the pod level, and so does nodelet. Every controller
 // hierarchy (cgroup v1), the unified one and a pure v2 mount are covered; a directory that is
-// still busy is an error, retried at the next housekeeping.
+// still busy is an error, retried at the next housekeeping. With the systemd driver the pod's
+// slice unit is stopped through systemd first, which removes its directories.
 func (m *Manager) removePodCgroups(uid types.UID) error {
-	parents, err := m.qosCgroupDirs()
-	if err != nil {
-		return err
-	}
 	var errs []error
-	for _, parent := range parents {
-		dir := filepath.Join(parent, "pod"+string(uid))
-		if err := removeCgroupTree(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			errs = append(errs, fmt.Errorf("remove pod cgroup %s: %w", dir, err))
+	names := m.cgroupNames()
+	for _, name := range cgroups.NewLayout(m.cfg.CgroupRoot, cgroups.DriverCgroupfs).PodCgroupsOf(uid) {
+		dirs, err := m.hierarchyDirs(names.Literal(name))
+		if err != nil {
+			return err
+		}
+		if names.Systemd() && anyExists(dirs) && m.deps.PodCgroups != nil {
+			if err := m.deps.PodCgroups.Destroy(name); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		for _, dir := range dirs {
+			if err := removeCgroupTree(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, fmt.Errorf("remove pod cgroup %s: %w", dir, err))
+			}
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// qosCgroupDirs returns the directories pod cgroups are created in: <hierarchy>/<cgroupRoot>/
-// [burstable|besteffort], for every controller hierarchy (cgroup v1), the unified one and a pure
-// v2 mount. It returns none without a cgroup file system root (tests).
-func (m *Manager) qosCgroupDirs() ([]string, error) {
+func anyExists(dirs []string) bool {
+	for _, d := range dirs {
+		if _, err := os.Stat(d); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// hierarchyDirs returns the directories of the cgroup literal (the driver's name) in every
+// controller hierarchy (cgroup v1), the unified one and a pure v2 mount. It returns none without
+// a cgroup file system root (tests).
+func (m *Manager) hierarchyDirs(literal string) ([]string, error) {
 	root := m.cfg.CgroupFSRoot
 	if root == "" {
 		return nil, nil
@@ -52,19 +69,28 @@ func (m *Manager) qosCgroupDirs() ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list cgroup hierarchies in %s: %w", root, err)
 	}
-	hierarchies := []string{root}
+	dirs := []string{filepath.Join(root, literal)}
 	for _, e := range ents {
 		if e.IsDir() {
-			hierarchies = append(hierarchies, filepath.Join(root, e.Name()))
-		}
-	}
-	var dirs []string
-	for _, h := range hierarchies {
-		for _, parent := range cgroups.PodParents(m.cfg.CgroupRoot) {
-			dirs = append(dirs, filepath.Join(h, parent))
+			dirs = append(dirs, filepath.Join(root, e.Name(), literal))
 		}
 	}
 	return dirs, nil
+}
+
+// podCgroupDirs returns the directories pod uid's cgroup may have, whatever its QoS class, in
+// every hierarchy.
+func (m *Manager) podCgroupDirs(uid types.UID) ([]string, error) {
+	var out []string
+	names := m.cgroupNames()
+	for _, name := range cgroups.NewLayout(m.cfg.CgroupRoot, cgroups.DriverCgroupfs).PodCgroupsOf(uid) {
+		dirs, err := m.hierarchyDirs(names.Literal(name))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, dirs...)
+	}
+	return out, nil
 }
 
 // killPodProcesses sends SIGKILL to every process left in the pod's cgroups, in every hierarchy,
@@ -74,13 +100,13 @@ func (m *Manager) qosCgroupDirs() ([]string, error) {
 // task running, with the container reported exited, when a StartContainer is cancelled while it
 // creates the task, and the container can then never be removed. It returns the PIDs killed.
 func (m *Manager) killPodProcesses(uid types.UID) ([]int, error) {
-	parents, err := m.qosCgroupDirs()
+	dirs, err := m.podCgroupDirs(uid)
 	if err != nil {
 		return nil, err
 	}
 	pids := sets.New[int]()
-	for _, parent := range parents {
-		collectCgroupPIDs(filepath.Join(parent, "pod"+string(uid)), pids)
+	for _, dir := range dirs {
+		collectCgroupPIDs(dir, pids)
 	}
 	pids.Delete(os.Getpid())
 	var errs []error
@@ -155,9 +181,14 @@ func removeCgroupTree(dir string) error {
 
 // podCgroupUIDs lists the UIDs of the pod cgroup directories in every hierarchy.
 func (m *Manager) podCgroupUIDs() (sets.Set[types.UID], error) {
-	parents, err := m.qosCgroupDirs()
-	if err != nil {
-		return nil, err
+	names := m.cgroupNames()
+	var parents []string
+	for _, p := range cgroups.PodParents(m.cfg.CgroupRoot) {
+		dirs, err := m.hierarchyDirs(names.Literal(p))
+		if err != nil {
+			return nil, err
+		}
+		parents = append(parents, dirs...)
 	}
 	uids := sets.New[types.UID]()
 	for _, parent := range parents {
@@ -169,8 +200,8 @@ func (m *Manager) podCgroupUIDs() (sets.Set[types.UID], error) {
 			return nil, fmt.Errorf("list pod cgroups: %w", err)
 		}
 		for _, d := range dirs {
-			if uid, ok := strings.CutPrefix(d.Name(), "pod"); ok && d.IsDir() && uid != "" {
-				uids.Insert(types.UID(uid))
+			if uid, ok := names.PodUID(d.Name()); ok && d.IsDir() {
+				uids.Insert(uid)
 			}
 		}
 	}

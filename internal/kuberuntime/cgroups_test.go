@@ -6,12 +6,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+
+	"github.com/nodelet/nodelet/internal/cgroups"
 )
 
 func TestRemovePodCgroups(t *testing.T) {
@@ -55,6 +60,52 @@ func TestRemovePodCgroups(t *testing.T) {
 	}
 	if err := (&Manager{}).removePodCgroups("u1"); err != nil {
 		t.Fatalf("no cgroup root configured: %v", err)
+	}
+}
+
+// TestPodCgroupsWithSystemd: with the systemd driver the pod's cgroups are found under their
+// slice names, listed by them, and removed through systemd (Destroy, which stops the slice
+// unit) before what is left of the directories.
+func TestPodCgroupsWithSystemd(t *testing.T) {
+	root := t.TempDir()
+	mk := func(p string) string {
+		dir := filepath.Join(root, p)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	pod := mk("kubepods.slice/kubepods-burstable.slice/kubepods-burstable-poda_b.slice")
+	other := mk("kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-podc_d.slice")
+	mk("kubepods.slice/kubepods-burstable.slice/not-a-pod.scope")
+	h := newHarness(t)
+	log := &podCgroupLog{rt: h.rt}
+	m := h.m
+	m.cfg.CgroupFSRoot, m.cfg.CgroupRoot = root, "/kubepods"
+	m.deps.PodCgroups, m.deps.CgroupNames = log, cgroups.NewLayout("/kubepods", cgroups.DriverSystemd)
+	uids, err := m.podCgroupUIDs()
+	if err != nil || !uids.Equal(sets.New[types.UID]("a-b", "c-d")) {
+		t.Fatalf("podCgroupUIDs = %v, %v; want a-b and c-d", sets.List(uids), err)
+	}
+	if err := m.removePodCgroups("a-b"); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"destroy /kubepods/burstable/poda-b"}; !slices.Equal(log.sets, want) {
+		t.Errorf("through systemd: %q, want %q", log.sets, want)
+	}
+	if _, err := os.Stat(pod); !os.IsNotExist(err) {
+		t.Errorf("%s still there", pod)
+	}
+	if _, err := os.Stat(other); err != nil {
+		t.Errorf("another pod's cgroup was removed: %v", err)
+	}
+	p := newPod()
+	cfg, err := m.sandboxConfig(p, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := cfg.GetLinux().GetCgroupParent(), "/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod"+strings.ReplaceAll(string(p.UID), "-", "_")+".slice"; got != want {
+		t.Errorf("CRI cgroup_parent %q, want %q", got, want)
 	}
 }
 

@@ -146,6 +146,9 @@ type Deps struct {
 	// PodCgroups, when set, gives each pod's cgroup its own shares and limits before the pod's
 	// sandbox (upstream's pod container manager), and changes them around an in-place resize.
 	PodCgroups PodCgroups
+	// CgroupNames turns nodelet's cgroup names into the driver's, for the CRI cgroup_parent and
+	// the host's cgroup file system (cgroups.Layout). Optional: without it, the cgroupfs driver.
+	CgroupNames CgroupNames
 	// Version is the runtime's name and version (CRI Version, known once the runtime answered),
 	// for what it can do: image volumes need containerd 2.1 or CRI-O 1.31. Optional: without
 	// it the runtime is trusted to mount image volumes.

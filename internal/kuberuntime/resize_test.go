@@ -115,6 +115,11 @@ type podCgroupLog struct {
 
 var _ PodCgroups = (*podCgroupLog)(nil)
 
+func (p *podCgroupLog) Destroy(name string) error {
+	p.sets = append(p.sets, "destroy "+name)
+	return p.fail
+}
+
 func (p *podCgroupLog) Set(name string, r cgroups.Resources) error {
 	s := name
 	if r.CPUQuota != nil {

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
 	"k8s.io/klog/v2"
 
@@ -21,7 +22,7 @@ func (m *Manager) sandboxConfig(pod *v1.Pod, attempt uint32) (*runtimeapi.PodSan
 		m.deps.Recorder.Eventf(pod, v1.EventTypeWarning, "MissingClusterDNS", "%s", warning)
 	}
 	cfg, err := criconfig.Sandbox(pod, criconfig.SandboxOptions{
-		Attempt: attempt, PodLogsDir: m.cfg.PodLogsDir, CgroupParent: cgroups.PodCgroup(m.cfg.CgroupRoot, pod), DNS: dns,
+		Attempt: attempt, PodLogsDir: m.cfg.PodLogsDir, CgroupParent: m.cgroupNames().Literal(cgroups.PodCgroup(m.cfg.CgroupRoot, pod)), DNS: dns,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sandbox config of pod %s: %w", klog.KObj(pod), err)
@@ -34,9 +35,30 @@ type QoSUpdater interface {
 	Update() error
 }
 
-// PodCgroups creates a cgroup where missing and sets its resources (cgroups.Manager).
+// PodCgroups creates a cgroup where missing and sets its resources, and removes one through
+// the systemd driver (cgroups.Manager). Names are in cgroupfs form (cgroups.PodCgroup).
 type PodCgroups interface {
 	Set(name string, r cgroups.Resources) error
+	Destroy(name string) error
+}
+
+// CgroupNames is the cgroup driver's naming (cgroups.Layout).
+type CgroupNames interface {
+	// Literal is the driver's name of a cgroup (cgroupfs form in): the CRI cgroup_parent, the
+	// path under each cgroup hierarchy.
+	Literal(name string) string
+	// PodUID is the UID of a pod cgroup's directory name.
+	PodUID(dir string) (types.UID, bool)
+	// Systemd says the cgroups are systemd's units, removed through it.
+	Systemd() bool
+}
+
+// cgroupNames is Deps.CgroupNames, the cgroupfs driver's without it.
+func (m *Manager) cgroupNames() CgroupNames {
+	if m.deps.CgroupNames != nil {
+		return m.deps.CgroupNames
+	}
+	return cgroups.NewLayout(m.cfg.CgroupRoot, cgroups.DriverCgroupfs)
 }
 
 // createSandbox runs a new sandbox and returns its ID, config and IPs.
@@ -68,7 +90,7 @@ func (m *Manager) createSandbox(ctx context.Context, pod *v1.Pod, attempt uint32
 		if limit := m.cfg.PodPidsLimit; limit > 0 {
 			r.PidsLimit = &limit
 		}
-		if err := m.deps.PodCgroups.Set(cfg.GetLinux().GetCgroupParent(), r); err != nil {
+		if err := m.deps.PodCgroups.Set(cgroups.PodCgroup(m.cfg.CgroupRoot, pod), r); err != nil {
 			m.deps.Recorder.Eventf(pod, v1.EventTypeWarning, "FailedToCreatePodContainer", "unable to ensure pod container exists: %v", err)
 			return "", nil, nil, fmt.Errorf("failed to ensure that the pod: %v cgroups exist and are correctly applied: %w", pod.UID, err)
 		}

@@ -72,6 +72,14 @@ type Deps struct {
 	Images  ImageService
 	// Clock stamps host readings and drives rate windows and caches. Default the real clock.
 	Clock clock.PassiveClock
+	// CgroupNames turns Config.CgroupRoot into the cgroup driver's name of it (/kubepods.slice
+	// with systemd; cgroups.Layout). Optional: the name as it is (cgroupfs).
+	CgroupNames CgroupNames
+}
+
+// CgroupNames is the cgroup driver's naming (cgroups.Layout).
+type CgroupNames interface {
+	Literal(name string) string
 }
 
 func (c *Config) setDefaults() error {

@@ -56,7 +56,7 @@ func (p *Provider) systemContainers(full bool) []statsapi.ContainerStats {
 		{statsapi.SystemContainerKubelet, p.cfg.KubeletCgroup, p.started},
 		{statsapi.SystemContainerRuntime, p.cfg.RuntimeCgroup, time.Time{}},
 		{statsapi.SystemContainerMisc, p.cfg.SystemCgroup, time.Time{}},
-		{statsapi.SystemContainerPods, p.cfg.CgroupRoot, time.Time{}},
+		{statsapi.SystemContainerPods, p.podsCgroup(), time.Time{}},
 	} {
 		if s.cgroup == "" {
 			if s.name == statsapi.SystemContainerKubelet {
@@ -130,4 +130,12 @@ func (p *Provider) runtimeFs(ps *pass, u *runtimeapi.FilesystemUsage) *statsapi.
 		withCapacity(out, p.statfs(ps, mp))
 	}
 	return out
+}
+
+// podsCgroup is the cgroup of all pods as the cgroup driver names it.
+func (p *Provider) podsCgroup() string {
+	if p.names == nil {
+		return p.cfg.CgroupRoot
+	}
+	return p.names.Literal(p.cfg.CgroupRoot)
 }

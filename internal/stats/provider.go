@@ -22,6 +22,7 @@ type Provider struct {
 	runtime Runtime
 	images  ImageService
 	clock   clock.PassiveClock
+	names   CgroupNames // nil: cgroupfs
 
 	started  time.Time // the "kubelet" system container's start time
 	bootTime time.Time
@@ -46,6 +47,7 @@ func New(cfg Config, deps Deps) (*Provider, error) {
 		runtime: deps.Runtime,
 		images:  deps.Images,
 		clock:   deps.Clock,
+		names:   deps.CgroupNames,
 		started: deps.Clock.Now(),
 		rates:   newRateTracker(deps.Clock, cfg.MinCPUSampleInterval, rateCacheAge),
 		volumes: &volumeCache{clock: deps.Clock, age: cfg.VolumeStatsAge, entries: make(map[string]volumeEntry)},

@@ -22,38 +22,38 @@ const (
 	manifests = "/etc/nodelet/manifests"
 	cgroupFS  = "/sys/fs/cgroup"
 	// config is what the suite runs nodelet with: the installed default (deploy/config.yaml)
-	// plus the read-only API on loopback, a quicker manifest check and a pod pids limit.
-	// failCgroupV1 is left at its default, true: this machine is cgroup v2.
+	// with the driver under test, plus the read-only API on loopback, a quicker manifest check
+	// and a pod pids limit. failCgroupV1 is left at its default, true: this machine is cgroup v2.
 	config = `apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
 staticPodPath: /etc/nodelet/manifests
 containerRuntimeEndpoint: unix:///run/containerd/containerd.sock
-cgroupDriver: cgroupfs
+cgroupDriver: %s
 address: 127.0.0.1
 readOnlyPort: 10255
 fileCheckFrequency: 2s
 podPidsLimit: 512
 `
+	containerdConfig = "/etc/containerd/config.toml"
 	// Under QEMU's emulated CPU a container takes seconds to start.
 	podTimeout = 4 * time.Minute
 )
 
-// TestMain checks that this is the machine the suite is for, configures the installed nodelet
-// and starts it through systemd, as an operator would.
+// TestMain checks that this is the machine the suite is for.
 func TestMain(m *testing.M) {
-	if err := setUp(); err != nil {
+	if err := checkMachine(); err != nil {
 		fmt.Fprintf(os.Stderr, "vm suite: %v\n(this suite runs inside hack/vm.sh's VM: hack/vm.sh test)\n", err)
 		os.Exit(1)
 	}
 	code := m.Run()
 	if code != 0 {
-		out, _ := exec.Command("systemctl", "status", "--no-pager", "nodelet").CombinedOutput()
+		out, _ := exec.Command("systemctl", "status", "--no-pager", "nodelet", "containerd").CombinedOutput()
 		fmt.Fprintf(os.Stderr, "%s\n", out)
 	}
 	os.Exit(code)
 }
 
-func setUp() error {
+func checkMachine() error {
 	var st unix.Statfs_t
 	if err := unix.Statfs(cgroupFS, &st); err != nil {
 		return err
@@ -67,11 +67,29 @@ func setUp() error {
 	if out, err := exec.Command("systemctl", "cat", "nodelet.service").CombinedOutput(); err != nil {
 		return fmt.Errorf("nodelet.service is not installed (hack/install.sh): %v: %s", err, out)
 	}
-	if err := os.WriteFile("/etc/nodelet/config.yaml", []byte(config), 0o644); err != nil {
-		return err
+	return nil
+}
+
+// useDriver configures containerd (runc's SystemdCgroup) and nodelet (cgroupDriver) for the
+// cgroup driver d, restarts both through systemd, as an operator would, and waits for nodelet.
+func useDriver(t *testing.T, d driver) {
+	t.Helper()
+	b, err := os.ReadFile(containerdConfig)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if out, err := exec.Command("systemctl", "restart", "nodelet.service").CombinedOutput(); err != nil {
-		return fmt.Errorf("systemctl restart nodelet: %v: %s", err, out)
+	want := fmt.Sprintf("SystemdCgroup = %v", d.systemd)
+	conf := strings.NewReplacer("SystemdCgroup = true", want, "SystemdCgroup = false", want).Replace(string(b))
+	if err := os.WriteFile(containerdConfig, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile("/etc/nodelet/config.yaml", []byte(fmt.Sprintf(config, d.name)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, unit := range []string{"containerd.service", "nodelet.service"} {
+		if out, err := exec.Command("systemctl", "restart", unit).CombinedOutput(); err != nil {
+			t.Fatalf("systemctl restart %s: %v: %s", unit, err, out)
+		}
 	}
 	deadline := time.Now().Add(2 * time.Minute)
 	for {
@@ -79,11 +97,12 @@ func setUp() error {
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				return nil
+				return
 			}
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("nodelet's /healthz did not answer 200 within 2 minutes (last: %v)", err)
+			out, _ := exec.Command("journalctl", "--no-pager", "-u", "nodelet", "-n", "50").CombinedOutput()
+			t.Fatalf("nodelet's /healthz did not answer 200 within 2 minutes (last: %v); its log:\n%s", err, out)
 		}
 		time.Sleep(time.Second)
 	}
@@ -183,17 +202,57 @@ func wantCgroupFile(t *testing.T, dir, file, want string) {
 	}
 }
 
-// podCgroup is the pod's cgroup with the cgroupfs driver, as upstream names it:
-// kubepods[/burstable|/besteffort]/pod<uid>.
-func podCgroup(p *v1.Pod) string {
+// driver is a cgroup driver under test and where it puts the pods' cgroups.
+type driver struct {
+	name    string
+	systemd bool
+}
+
+// cgroup is the directory of a cgroup (in cgroupfs form: "kubepods/burstable") under the driver,
+// as upstream names it: itself with cgroupfs; with systemd, nested slices with "-" in each part
+// escaped as "_" ("kubepods.slice/kubepods-burstable.slice").
+func (d driver) cgroup(name string) string {
+	if !d.systemd {
+		return name
+	}
+	var dirs []string
+	prefix := ""
+	for _, part := range strings.Split(name, "/") {
+		prefix += strings.ReplaceAll(part, "-", "_")
+		dirs = append(dirs, prefix+".slice")
+		prefix += "-"
+	}
+	return strings.Join(dirs, "/")
+}
+
+// podCgroup is the pod's cgroup: kubepods[/burstable|/besteffort]/pod<uid>, under the driver.
+func (d driver) podCgroup(p *v1.Pod) string {
 	switch p.Status.QOSClass {
 	case v1.PodQOSGuaranteed:
-		return "kubepods/pod" + string(p.UID)
+		return d.cgroup("kubepods/pod" + string(p.UID))
 	case v1.PodQOSBurstable:
-		return "kubepods/burstable/pod" + string(p.UID)
+		return d.cgroup("kubepods/burstable/pod" + string(p.UID))
 	default:
-		return "kubepods/besteffort/pod" + string(p.UID)
+		return d.cgroup("kubepods/besteffort/pod" + string(p.UID))
 	}
+}
+
+// containerCgroup is the container's own cgroup, which containerd makes in the pod's.
+func (d driver) containerCgroup(p *v1.Pod, id string) string {
+	if d.systemd {
+		return filepath.Join(d.podCgroup(p), "cri-containerd-"+id+".scope")
+	}
+	return filepath.Join(d.podCgroup(p), id)
+}
+
+// unitActive is systemd's ActiveState of the slice of a cgroup directory.
+func unitActive(t *testing.T, dir string) string {
+	t.Helper()
+	out, err := exec.Command("systemctl", "show", "-p", "ActiveState", "--value", filepath.Base(dir)).CombinedOutput()
+	if err != nil {
+		t.Fatalf("systemctl show %s: %v: %s", filepath.Base(dir), err, out)
+	}
+	return strings.TrimSpace(string(out))
 }
 
 func containerID(t *testing.T, p *v1.Pod, name string) string {
@@ -206,7 +265,7 @@ func containerID(t *testing.T, p *v1.Pod, name string) string {
 }
 
 // removeAll deletes the manifests and waits until nodelet has removed the pods and their cgroups.
-func removeAll(t *testing.T, cgroups []string) {
+func removeAll(t *testing.T, d driver, cgroups []string) {
 	t.Helper()
 	ents, err := os.ReadDir(manifests)
 	if err != nil {
@@ -227,6 +286,13 @@ func removeAll(t *testing.T, cgroups []string) {
 			}
 		}
 		if err == nil && len(list) == 0 && len(left) == 0 {
+			if d.systemd {
+				for _, dir := range cgroups {
+					if st := unitActive(t, dir); st == "active" {
+						t.Errorf("the slice %s is %s after its pod went", filepath.Base(dir), st)
+					}
+				}
+			}
 			return
 		}
 		if time.Now().After(deadline) {
@@ -292,14 +358,23 @@ spec:
 `
 )
 
-// TestPodsOnCgroupV2: the lifecycle basics on cgroup v2 (the cgroupfs driver), with nodelet run
-// by systemd: a server pod reached over the bridge, a crash-looping pod backing off, an
-// OOMKilled container, cpu limits in cpu.max and memory limits in memory.max on the pod
-// cgroups, a Guaranteed, a Burstable and a BestEffort pod each under its QoS cgroup, the
-// containers' memory.oom.group (upstream's default on cgroup v2), the pod pids limit in
-// pids.max; the running pods adopted across `systemctl restart nodelet`; and every pod cgroup
-// gone once the manifests are.
+// TestPodsOnCgroupV2: the lifecycle basics on cgroup v2 with nodelet run by systemd, under the
+// cgroupfs driver, then the systemd one (each cgroup a slice unit): a server pod reached over
+// the bridge, a crash-looping pod backing off, an OOMKilled container, cpu limits in cpu.max
+// and memory limits in memory.max on the pod cgroups, a Guaranteed, a Burstable and a
+// BestEffort pod each under its QoS cgroup, the containers' memory.oom.group (upstream's
+// default on cgroup v2), the pod pids limit in pids.max; the running pods adopted across
+// `systemctl restart nodelet`; and every pod cgroup (and slice) gone once the manifests are.
 func TestPodsOnCgroupV2(t *testing.T) {
+	for _, d := range []driver{{name: "cgroupfs"}, {name: "systemd", systemd: true}} {
+		t.Run(d.name, func(t *testing.T) {
+			useDriver(t, d)
+			runPods(t, d)
+		})
+	}
+}
+
+func runPods(t *testing.T, d driver) {
 	for name, m := range map[string]string{"web": serverPod, "guaranteed": guaranteedPod, "besteffort": bestEffortPod, "crash": crashPod, "oom": oomPod} {
 		write(t, name, m)
 	}
@@ -307,7 +382,7 @@ func TestPodsOnCgroupV2(t *testing.T) {
 
 	t.Run("a server pod answers on its bridge address", func(t *testing.T) {
 		p := waitPod(t, "web", "Running", running)
-		podCgroups = append(podCgroups, podCgroup(p))
+		podCgroups = append(podCgroups, d.podCgroup(p))
 		if !strings.HasPrefix(p.Status.PodIP, "10.88.") {
 			t.Errorf("pod IP %q, want one of the bridge's 10.88.0.0/16", p.Status.PodIP)
 		}
@@ -331,25 +406,30 @@ func TestPodsOnCgroupV2(t *testing.T) {
 		if p.Status.QOSClass != v1.PodQOSBurstable {
 			t.Errorf("QoS class %s, want Burstable", p.Status.QOSClass)
 		}
-		wantCgroupFile(t, podCgroup(p), "cpu.max", "25000 100000")
-		wantCgroupFile(t, podCgroup(p), "cpu.weight", "4")
-		wantCgroupFile(t, podCgroup(p), "pids.max", "512")
+		wantCgroupFile(t, d.podCgroup(p), "cpu.max", "25000 100000")
+		wantCgroupFile(t, d.podCgroup(p), "cpu.weight", "4")
+		wantCgroupFile(t, d.podCgroup(p), "pids.max", "512")
 	})
 
 	t.Run("a Guaranteed pod's cgroup has its limits", func(t *testing.T) {
 		p := waitPod(t, "guaranteed", "Running", running)
-		podCgroups = append(podCgroups, podCgroup(p))
+		podCgroups = append(podCgroups, d.podCgroup(p))
 		if p.Status.QOSClass != v1.PodQOSGuaranteed {
 			t.Fatalf("QoS class %s, want Guaranteed", p.Status.QOSClass)
 		}
-		dir := podCgroup(p)
+		dir := d.podCgroup(p)
 		wantCgroupFile(t, dir, "cpu.max", "20000 100000")
 		wantCgroupFile(t, dir, "memory.max", fmt.Sprint(48<<20))
 		wantCgroupFile(t, dir, "pids.max", "512")
+		if d.systemd {
+			if st := unitActive(t, dir); st != "active" {
+				t.Errorf("the pod's slice %s is %s, want active", filepath.Base(dir), st)
+			}
+		}
 		// The container's own cgroup, made by containerd under the pod's: one OOM kill takes
 		// the whole container (upstream sets memory.oom.group on cgroup v2 unless
 		// singleProcessOOMKill).
-		ctr := filepath.Join(dir, containerID(t, p, "c"))
+		ctr := d.containerCgroup(p, containerID(t, p, "c"))
 		wantCgroupFile(t, ctr, "memory.oom.group", "1")
 		wantCgroupFile(t, ctr, "memory.max", fmt.Sprint(48<<20))
 		wantCgroupFile(t, ctr, "cpu.max", "20000 100000")
@@ -357,13 +437,13 @@ func TestPodsOnCgroupV2(t *testing.T) {
 
 	t.Run("a BestEffort pod runs under kubepods/besteffort", func(t *testing.T) {
 		p := waitPod(t, "besteffort", "Running", running)
-		podCgroups = append(podCgroups, podCgroup(p))
+		podCgroups = append(podCgroups, d.podCgroup(p))
 		if p.Status.QOSClass != v1.PodQOSBestEffort {
 			t.Fatalf("QoS class %s, want BestEffort", p.Status.QOSClass)
 		}
-		wantCgroupFile(t, podCgroup(p), "cpu.weight", "1")
-		wantCgroupFile(t, "kubepods/besteffort", "cpu.weight", "1")
-		wantCgroupFile(t, podCgroup(p), "memory.max", "max")
+		wantCgroupFile(t, d.podCgroup(p), "cpu.weight", "1")
+		wantCgroupFile(t, d.cgroup("kubepods/besteffort"), "cpu.weight", "1")
+		wantCgroupFile(t, d.podCgroup(p), "memory.max", "max")
 	})
 
 	t.Run("the node's pods are limited to its allocatable memory", func(t *testing.T) {
@@ -371,7 +451,7 @@ func TestPodsOnCgroupV2(t *testing.T) {
 		if err := unix.Sysinfo(&mem); err != nil {
 			t.Fatal(err)
 		}
-		got := cgroupFile(t, "kubepods", "memory.max")
+		got := cgroupFile(t, d.cgroup("kubepods"), "memory.max")
 		var limit uint64
 		if _, err := fmt.Sscan(got, &limit); err != nil || limit == 0 || limit > mem.Totalram*uint64(mem.Unit) {
 			t.Errorf("kubepods/memory.max = %q, want the node's allocatable memory (at most %d)", got, mem.Totalram*uint64(mem.Unit))
@@ -383,7 +463,7 @@ func TestPodsOnCgroupV2(t *testing.T) {
 			cs := containerStatus(p, "c")
 			return cs != nil && cs.RestartCount >= 1 && cs.State.Waiting != nil && cs.State.Waiting.Reason == "CrashLoopBackOff"
 		})
-		podCgroups = append(podCgroups, podCgroup(p))
+		podCgroups = append(podCgroups, d.podCgroup(p))
 		cs := containerStatus(p, "c")
 		if last := cs.LastTerminationState.Terminated; last == nil || last.ExitCode != 3 {
 			t.Errorf("last termination %+v, want exit code 3", last)
@@ -392,7 +472,7 @@ func TestPodsOnCgroupV2(t *testing.T) {
 
 	t.Run("a container over its memory limit is OOMKilled", func(t *testing.T) {
 		p := waitPod(t, "oom", "Failed", func(p *v1.Pod) bool { return p.Status.Phase == v1.PodFailed })
-		podCgroups = append(podCgroups, podCgroup(p))
+		podCgroups = append(podCgroups, d.podCgroup(p))
 		cs := containerStatus(p, "c")
 		if cs == nil || cs.State.Terminated == nil || cs.State.Terminated.Reason != "OOMKilled" {
 			t.Errorf("container status %+v, want terminated with reason OOMKilled", cs)
@@ -418,6 +498,6 @@ func TestPodsOnCgroupV2(t *testing.T) {
 	})
 
 	t.Run("every pod cgroup goes with its pod", func(t *testing.T) {
-		removeAll(t, podCgroups)
+		removeAll(t, d, podCgroups)
 	})
 }
