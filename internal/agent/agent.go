@@ -17,6 +17,7 @@ import (
 	"github.com/nodelet/nodelet/internal/imagegc"
 	"github.com/nodelet/nodelet/internal/kubeclient"
 	"github.com/nodelet/nodelet/internal/logrotation"
+	"github.com/nodelet/nodelet/internal/nodeshutdown"
 	"github.com/nodelet/nodelet/internal/podconfig"
 )
 
@@ -67,6 +68,10 @@ type Config struct {
 	SingleProcessOOMKill *bool
 	// PodPidsLimit is each pod cgroup's pids.max (podPidsLimit; -1 or 0: none).
 	PodPidsLimit int64
+	// ShutdownPeriods are graceful node shutdown's priority bands (shutdownGracePeriod,
+	// shutdownGracePeriodCriticalPods or shutdownGracePeriodByPodPriority; nodeshutdown.Periods);
+	// none turns it off.
+	ShutdownPeriods []nodeshutdown.Period
 	// AllowedUnsafeSysctls are the sysctls and patterns (net.core.*) pods may set beyond the
 	// safe ones (allowedUnsafeSysctls).
 	AllowedUnsafeSysctls []string
@@ -96,6 +101,9 @@ type Deps struct {
 	Clients, HeartbeatClients *kubeclient.Clients
 	// Cgroups, when set, stands in for the host's cgroup file system (tests).
 	Cgroups cgroups.Writer
+	// Logind, when set, connects to logind for graceful node shutdown instead of the system bus
+	// (tests).
+	Logind func() (nodeshutdown.Logind, error)
 	// SystemdRunning, when set, says whether systemd is the host's init instead of the host
 	// itself (cgroups.SystemdRunning), for the cgroup driver check (tests).
 	SystemdRunning func() bool

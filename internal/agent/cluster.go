@@ -19,6 +19,7 @@ import (
 	"github.com/nodelet/nodelet/internal/eviction"
 	"github.com/nodelet/nodelet/internal/kubeclient"
 	"github.com/nodelet/nodelet/internal/mirrorpods"
+	"github.com/nodelet/nodelet/internal/nodeshutdown"
 	"github.com/nodelet/nodelet/internal/nodestatus"
 	"github.com/nodelet/nodelet/internal/podconfig"
 	"github.com/nodelet/nodelet/internal/podmanager"
@@ -268,11 +269,20 @@ type nodeAdmission struct {
 	checks   *admission.Checks
 	statuses *statusmanager.Manager
 	recorder podRecorder
+	// shutdown refuses every pod while the node shuts down (built after this: read at Admit).
+	shutdown func() *nodeshutdown.Manager
 }
 
 var _ syncloop.Admission = nodeAdmission{}
 
 func (a nodeAdmission) Admit(pod *v1.Pod, active []*v1.Pod) (bool, string, string) {
+	if a.shutdown != nil {
+		if m := a.shutdown(); m != nil {
+			if ok, reason, message := m.Admit(pod); !ok {
+				return ok, reason, message
+			}
+		}
+	}
 	r := a.checks.Admit(a.node(), pod, active)
 	return r.Admit, r.Reason, r.Message
 }

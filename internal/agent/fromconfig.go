@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"k8s.io/utils/ptr"
 
 	"github.com/nodelet/nodelet/internal/containergc"
@@ -14,6 +15,7 @@ import (
 	"github.com/nodelet/nodelet/internal/imagegc"
 	"github.com/nodelet/nodelet/internal/kubeletconfig"
 	"github.com/nodelet/nodelet/internal/logrotation"
+	"github.com/nodelet/nodelet/internal/nodeshutdown"
 	"github.com/nodelet/nodelet/internal/nodestatus"
 )
 
@@ -74,6 +76,7 @@ func ConfigFrom(cfg *kubeletconfig.Config) (Config, error) {
 		FailCgroupV1:         ptr.Deref(kc.FailCgroupV1, true),
 		SingleProcessOOMKill: kc.SingleProcessOOMKill,
 		PodPidsLimit:         ptr.Deref(kc.PodPidsLimit, -1),
+		ShutdownPeriods:      shutdownPeriods(kc),
 		ImageGC: imagegc.Policy{HighThresholdPercent: int(ptr.Deref(kc.ImageGCHighThresholdPercent, 85)),
 			LowThresholdPercent: int(ptr.Deref(kc.ImageGCLowThresholdPercent, 80)),
 			MinAge:              kc.ImageMinimumGCAge.Duration, MaxAge: kc.ImageMaximumGCAge.Duration, Period: cfg.ImageGCPeriod},
@@ -107,4 +110,21 @@ func kubeletAddress(address string, port int32) string {
 		return ""
 	}
 	return net.JoinHostPort(address, strconv.Itoa(int(port)))
+}
+
+// shutdownPeriods are graceful node shutdown's bands from the configuration, as upstream's
+// newPodManager: by priority when set and GracefulNodeShutdownBasedOnPodPriority is on, else
+// from shutdownGracePeriod and shutdownGracePeriodCriticalPods; none when GracefulNodeShutdown
+// is off.
+func shutdownPeriods(kc kubeletconfigv1beta1.KubeletConfiguration) []nodeshutdown.Period {
+	if !kubeletconfig.FeatureEnabled(kc, "GracefulNodeShutdown") {
+		return nil
+	}
+	var byPriority []nodeshutdown.Period
+	if kubeletconfig.FeatureEnabled(kc, "GracefulNodeShutdownBasedOnPodPriority") {
+		for _, p := range kc.ShutdownGracePeriodByPodPriority {
+			byPriority = append(byPriority, nodeshutdown.Period{Priority: p.Priority, GracePeriodSeconds: p.ShutdownGracePeriodSeconds})
+		}
+	}
+	return nodeshutdown.Periods(kc.ShutdownGracePeriod.Duration, kc.ShutdownGracePeriodCriticalPods.Duration, byPriority)
 }

@@ -3,11 +3,13 @@ package agent
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/nodelet/nodelet/internal/kubeletconfig"
+	"github.com/nodelet/nodelet/internal/nodeshutdown"
 )
 
 // TestConfigFrom: what cmd/nodelet's flags and file become in the agent's Config, where the
@@ -46,6 +48,28 @@ func TestConfigFrom(t *testing.T) {
 		{name: "cluster: port 0 is refused, naming the field",
 			args:    []string{"--kubeconfig", "/etc/kubernetes/kubelet.conf", "--port", "0"},
 			wantErr: "port"},
+		{name: "graceful shutdown: off by default; two bands from shutdownGracePeriod and the critical pods' part",
+			file: "shutdownGracePeriod: 30s\nshutdownGracePeriodCriticalPods: 10s\n",
+			check: func(t *testing.T, c Config) {
+				want := []nodeshutdown.Period{{Priority: 0, GracePeriodSeconds: 20}, {Priority: nodeshutdown.SystemCriticalPriority, GracePeriodSeconds: 10}}
+				if !slices.Equal(c.ShutdownPeriods, want) {
+					t.Errorf("shutdown bands %v, want %v", c.ShutdownPeriods, want)
+				}
+			}},
+		{name: "graceful shutdown by pod priority",
+			file: "shutdownGracePeriodByPodPriority:\n- {priority: 1000, shutdownGracePeriodSeconds: 5}\n- {priority: 0, shutdownGracePeriodSeconds: 20}\n",
+			check: func(t *testing.T, c Config) {
+				if want := []nodeshutdown.Period{{Priority: 0, GracePeriodSeconds: 20}, {Priority: 1000, GracePeriodSeconds: 5}}; !slices.Equal(c.ShutdownPeriods, want) {
+					t.Errorf("shutdown bands %v, want %v", c.ShutdownPeriods, want)
+				}
+			}},
+		{name: "graceful shutdown turned off by its feature gate",
+			file: "shutdownGracePeriod: 30s\nfeatureGates: {GracefulNodeShutdown: false}\n",
+			check: func(t *testing.T, c Config) {
+				if len(c.ShutdownPeriods) != 0 {
+					t.Errorf("shutdown bands %v with GracefulNodeShutdown off", c.ShutdownPeriods)
+				}
+			}},
 		{name: "upstream's defaults",
 			check: func(t *testing.T, c Config) {
 				if c.ResolvConf != "/etc/resolv.conf" || !c.SerializeImagePulls || c.ImageGC.HighThresholdPercent != 85 ||

@@ -25,6 +25,7 @@ import (
 	"github.com/nodelet/nodelet/internal/lifecycle"
 	"github.com/nodelet/nodelet/internal/logrotation"
 	"github.com/nodelet/nodelet/internal/metrics"
+	"github.com/nodelet/nodelet/internal/nodeshutdown"
 	"github.com/nodelet/nodelet/internal/pleg"
 	"github.com/nodelet/nodelet/internal/podconfig"
 	"github.com/nodelet/nodelet/internal/podmanager"
@@ -71,6 +72,7 @@ type node struct {
 	containers *containergc.Manager
 	dispatcher *syncloop.Dispatcher
 	evictions  *eviction.Manager
+	shutdown   *nodeshutdown.Manager
 	qos        *cgroups.QoSManager
 	unified    bool // the host runs cgroup v2
 	oomGroup   bool // containers get memory.oom.group (cgroups.OOMGroup)
@@ -205,8 +207,9 @@ func (n *node) buildPods(desired syncloop.Desired) error {
 	// exists; read only once the sync loop runs.
 	nodeFor := standaloneNode(cfg, facts, n.rs)
 	alloc, err := allocation.New(allocation.Config{RootDir: cfg.RootDir}, allocation.Deps{
-		Admission: nodeAdmission{node: func() *v1.Node { return nodeFor() }, checks: n.checks, statuses: n.statuses, recorder: n.recorder},
-		Recorder:  n.recorder, Clock: deps.Clock})
+		Admission: nodeAdmission{node: func() *v1.Node { return nodeFor() }, checks: n.checks, statuses: n.statuses, recorder: n.recorder,
+			shutdown: func() *nodeshutdown.Manager { return n.shutdown }},
+		Recorder: n.recorder, Clock: deps.Clock})
 	if err != nil {
 		return err
 	}
@@ -273,6 +276,10 @@ func (n *node) buildPods(desired syncloop.Desired) error {
 		return err
 	}
 	n.checks.Pressure = n.evictions
+	if n.shutdown, err = nodeshutdown.New(nodeshutdown.Config{Periods: cfg.ShutdownPeriods}, nodeshutdown.Deps{Logind: deps.Logind,
+		Pods: n.dispatcher, Killer: shutdownKiller{n.workers}, Recorder: n.recorder, Clock: deps.Clock}); err != nil {
+		return err
+	}
 	if cl != nil {
 		if err := cl.buildNodeStatus(cfg, deps, client, n.rs, n.readiness, n.evictions); err != nil {
 			return err
@@ -313,9 +320,13 @@ func (n *node) buildServers() error {
 	return nil
 }
 
-// readiness lists why the node is not ready: the runtime, the PLEG.
+// readiness lists why the node is not ready: the runtime, the PLEG, a shutdown under way (as
+// upstream's shutdown manager's ShutdownStatus).
 func (n *node) readiness() []error {
 	var errs []error
+	if n.shutdown.ShuttingDown() {
+		errs = append(errs, errors.New("node is shutting down"))
+	}
 	for _, c := range n.healthChecks() {
 		if err := c.Check(); err != nil {
 			errs = append(errs, err)

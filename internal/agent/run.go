@@ -71,6 +71,7 @@ func (n *node) run(ctx context.Context) error {
 	defer n.workers.Stop()
 	g.start("container garbage collection", func() error { n.containers.Run(ctx); return nil })
 	g.start("eviction manager", func() error { n.evictions.Run(ctx); return nil })
+	g.start("node shutdown manager", func() error { n.shutdown.Run(ctx); return nil })
 	n.relister.Start(ctx)
 	g.start("pod cleanup", func() error { n.dispatcher.Run(ctx); return nil })
 	sources := cfg.Sources()

@@ -72,11 +72,16 @@ func resolveNodeName(override string, hostname HostnameFunc) (string, error) {
 }
 
 // FeatureEnabled tells whether a feature gate nodelet reads is on: featureGates in the file,
-// else nodelet's default, which differs from upstream's for EventedPLEG: alpha and off
-// upstream, on in nodelet (which falls back to relisting when the runtime has no event stream).
+// else nodelet's default: upstream's (GracefulNodeShutdown GA, GracefulNodeShutdownBasedOnPodPriority
+// beta: on), except EventedPLEG: alpha and off upstream, on in nodelet (which falls back to
+// relisting when the runtime has no event stream).
 func FeatureEnabled(kc kubeletconfigv1beta1.KubeletConfiguration, gate string) bool {
 	if on, ok := kc.FeatureGates[gate]; ok {
 		return on
 	}
-	return gate == "EventedPLEG"
+	switch gate {
+	case "EventedPLEG", "GracefulNodeShutdown", "GracefulNodeShutdownBasedOnPodPriority":
+		return true
+	}
+	return false
 }

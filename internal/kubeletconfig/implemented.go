@@ -92,6 +92,11 @@ var implementedFields = []string{
 
 	// Feature gates nodelet reads; any other gate is reported as ignored.
 	"featureGates.EventedPLEG",
+	"featureGates.GracefulNodeShutdown",
+	"featureGates.GracefulNodeShutdownBasedOnPodPriority",
+	"shutdownGracePeriod",
+	"shutdownGracePeriodCriticalPods",
+	"shutdownGracePeriodByPodPriority",
 }
 
 // acceptedFields are not implemented yet but are accepted silently: they only

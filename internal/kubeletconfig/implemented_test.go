@@ -24,7 +24,7 @@ func TestIgnoredFields(t *testing.T) {
 			"authorization:\n  mode: Webhook\nlogging:\n  format: text\n  flushFrequency: 5s\ntracing: null\n", nil},
 		{"zero values that default", "streamingConnectionIdleTimeout: 0s\nimageMinimumGCAge: 0s\ncrashLoopBackOff: {}\n", nil},
 		{"non-default values, sorted", "memoryThrottlingFactor: 0.5\ncpuManagerPolicy: static\nclusterDNS: [10.96.0.10]\n", []string{"cpuManagerPolicy", "memoryThrottlingFactor"}},
-		{"nested object reported at top level", "shutdownGracePeriodByPodPriority:\n- priority: 1\n  shutdownGracePeriodSeconds: 5\n", []string{"shutdownGracePeriodByPodPriority"}},
+		{"nested object reported at top level", "reservedMemory:\n- numaNode: 0\n  limits: {memory: 1Gi}\n", []string{"reservedMemory"}},
 		{"implemented nested fields are not reported", "authentication:\n  x509:\n    clientCAFile: /ca.crt\n", nil},
 		{"partially implemented object reported one level down", "logging:\n  verbosity: 2\n  format: json\n", []string{"logging.format"}},
 		{"explicit false where default is true", "failSwapOn: false\n", []string{"failSwapOn"}},

@@ -46,6 +46,11 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	// TestGracefulShutdown's inhibitor goes last, once every result is printed: the host then
+	// shuts down.
+	if release != nil {
+		release()
+	}
 	if code != 0 {
 		out, _ := exec.Command("systemctl", "status", "--no-pager", "nodelet", "containerd").CombinedOutput()
 		fmt.Fprintf(os.Stderr, "%s\n", out)
@@ -70,9 +75,10 @@ func checkMachine() error {
 	return nil
 }
 
-// useDriver configures containerd (runc's SystemdCgroup) and nodelet (cgroupDriver) for the
-// cgroup driver d, restarts both through systemd, as an operator would, and waits for nodelet.
-func useDriver(t *testing.T, d driver) {
+// useDriver configures containerd (runc's SystemdCgroup) and nodelet (cgroupDriver, and the
+// extra configuration lines) for the cgroup driver d, restarts both through systemd, as an
+// operator would, and waits for nodelet.
+func useDriver(t *testing.T, d driver, extra string) {
 	t.Helper()
 	b, err := os.ReadFile(containerdConfig)
 	if err != nil {
@@ -83,7 +89,7 @@ func useDriver(t *testing.T, d driver) {
 	if err := os.WriteFile(containerdConfig, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile("/etc/nodelet/config.yaml", []byte(fmt.Sprintf(config, d.name)), 0o644); err != nil {
+	if err := os.WriteFile("/etc/nodelet/config.yaml", []byte(fmt.Sprintf(config, d.name)+extra), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, unit := range []string{"containerd.service", "nodelet.service"} {
@@ -368,7 +374,7 @@ spec:
 func TestPodsOnCgroupV2(t *testing.T) {
 	for _, d := range []driver{{name: "cgroupfs"}, {name: "systemd", systemd: true}} {
 		t.Run(d.name, func(t *testing.T) {
-			useDriver(t, d)
+			useDriver(t, d, "")
 			runPods(t, d)
 		})
 	}
@@ -500,4 +506,91 @@ func runPods(t *testing.T, d driver) {
 	t.Run("every pod cgroup goes with its pod", func(t *testing.T) {
 		removeAll(t, d, podCgroups)
 	})
+}
+
+// release lets the shutdown TestGracefulShutdown started go on (TestMain calls it).
+var release func()
+
+// TestGracefulShutdown powers the machine off with a pod running and checks, while logind holds
+// the shutdown back, that nodelet terminated the pod as upstream does: its TERM handler and
+// preStop hook ran, its status is Failed with reason Terminated, upstream's message and the
+// DisruptionTarget condition, within the grace periods, and nodelet released its inhibitor.
+// It must run alone and last: hack/vm.sh runs it after the rest and then waits for the
+// machine to power off.
+func TestGracefulShutdown(t *testing.T) {
+	useDriver(t, driver{name: "systemd", systemd: true}, "shutdownGracePeriod: 20s\nshutdownGracePeriodCriticalPods: 5s\n")
+	const proof = "/var/lib/nodelet-vm-proof"
+	if err := os.RemoveAll(proof); err != nil {
+		t.Fatal(err)
+	}
+	write(t, "graceful", `apiVersion: v1
+kind: Pod
+metadata: {name: graceful}
+spec:
+  terminationGracePeriodSeconds: 10
+  volumes: [{name: proof, hostPath: {path: `+proof+`, type: DirectoryOrCreate}}]
+  containers:
+  - name: c
+    image: docker.io/library/busybox:1.35
+    command: [sh, -c, "trap 'echo term > /proof/term; exit 0' TERM; while true; do sleep 1; done"]
+    volumeMounts: [{name: proof, mountPath: /proof}]
+    lifecycle: {preStop: {exec: {command: [sh, -c, "echo prestop > /proof/prestop"]}}}
+`)
+	waitPod(t, "graceful", "Running", running)
+	if out, err := exec.Command("systemd-inhibit", "--list", "--no-pager").CombinedOutput(); err != nil || !strings.Contains(string(out), "nodelet") {
+		t.Fatalf("nodelet holds no shutdown inhibitor (%v):\n%s", err, out)
+	}
+
+	// The suite's own delay inhibitor keeps the machine up while it looks, until TestMain ends.
+	hold := exec.Command("systemd-inhibit", "--what=shutdown", "--mode=delay", "--who=vm-suite", "--why=checking the pods' statuses", "sleep", "600")
+	if err := hold.Start(); err != nil {
+		t.Fatal(err)
+	}
+	release = func() { _ = hold.Process.Kill(); _ = hold.Wait() }
+	time.Sleep(time.Second) // systemd-inhibit takes the lock before sleep starts
+	start := time.Now()
+	if out, err := exec.Command("systemctl", "poweroff", "--no-block").CombinedOutput(); err != nil {
+		t.Fatalf("systemctl poweroff: %v: %s", err, out)
+	}
+	// The status is Failed as soon as the termination starts (upstream's too); the container's
+	// state says when it ended.
+	p := waitPod(t, "graceful", "Failed by the shutdown, its container terminated", func(p *v1.Pod) bool {
+		cs := containerStatus(p, "c")
+		return p.Status.Phase == v1.PodFailed && cs != nil && cs.State.Terminated != nil
+	})
+	took := time.Since(start)
+	t.Logf("the pod was terminated %v after systemctl poweroff; its container %+v", took.Round(100*time.Millisecond), containerStatus(p, "c").State.Terminated)
+	if p.Status.Reason != "Terminated" || p.Status.Message != "Pod was terminated in response to imminent node shutdown." {
+		t.Errorf("status reason %q message %q, want upstream's Terminated and its message", p.Status.Reason, p.Status.Message)
+	}
+	disrupted := false
+	for _, c := range p.Status.Conditions {
+		disrupted = disrupted || (c.Type == v1.DisruptionTarget && c.Status == v1.ConditionTrue && c.Reason == "TerminationByKubelet")
+	}
+	if !disrupted {
+		t.Errorf("conditions %+v, want DisruptionTarget True (TerminationByKubelet)", p.Status.Conditions)
+	}
+	if took > 20*time.Second {
+		t.Errorf("terminated %v after the poweroff, beyond the 20 s shutdownGracePeriod", took)
+	}
+	for file, want := range map[string]string{"prestop": "prestop", "term": "term"} {
+		b, err := os.ReadFile(filepath.Join(proof, file))
+		if err != nil || strings.TrimSpace(string(b)) != want {
+			t.Errorf("%s/%s = %q, %v: the pod's %s did not run", proof, file, b, err, map[string]string{"prestop": "preStop hook", "term": "TERM handler"}[file])
+		}
+	}
+	// nodelet lets go once the pod is wholly gone (its sandbox too), within the budget.
+	deadline := start.Add(30 * time.Second)
+	for {
+		out, _ := exec.Command("systemd-inhibit", "--list", "--no-pager").CombinedOutput()
+		if !strings.Contains(string(out), "nodelet") {
+			t.Logf("nodelet released its inhibitor %v after systemctl poweroff", time.Since(start).Round(100*time.Millisecond))
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("nodelet still holds its inhibitor 30 s after systemctl poweroff (its budget is 20 s):\n%s", out)
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
