@@ -14,8 +14,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 binary=$here/bin/nodelet prefix=/usr/local start=1
 while (($#)); do
 	case $1 in
-	--binary) binary=$2; shift 2 ;;
-	--prefix) prefix=$2; shift 2 ;;
+	--binary) binary=${2:?--binary needs a path}; shift 2 ;;
+	--prefix) prefix=${2:?--prefix needs a directory}; shift 2 ;;
 	--no-start) start=0; shift ;;
 	*) sed -n '4,5p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
 	esac

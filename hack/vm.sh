@@ -195,7 +195,11 @@ cmd_boot() {
 	local t0=$SECONDS
 	until vm_ssh true 2>/dev/null; do
 		[[ -n $(qemu_pid) ]] || { tail -n 50 "$VM_DIR/console.log"; die "qemu exited while booting"; }
-		((SECONDS - t0 < VM_BOOT_TIMEOUT)) || { tail -n 50 "$VM_DIR/console.log"; die "no ssh within ${VM_BOOT_TIMEOUT}s"; }
+		if ((SECONDS - t0 >= VM_BOOT_TIMEOUT)); then
+			tail -n 50 "$VM_DIR/console.log"
+			kill -9 "$(qemu_pid)" 2>/dev/null || true
+			die "no ssh within ${VM_BOOT_TIMEOUT}s (qemu killed)"
+		fi
 		sleep 2
 	done
 	log "booted: ssh after $((SECONDS - t0))s (qemu pid $(qemu_pid), console $VM_DIR/console.log)"
@@ -263,6 +267,7 @@ cmd_test() {
 shutdown_test() {
 	local out t0=$SECONDS pid
 	pid=$(qemu_pid)
+	[[ -n $pid ]] || { log "no VM runs for the graceful shutdown test"; return 1; }
 	out=$(vm_ssh "cd /root/nodelet && ./vm.test -test.v -test.count=1 -test.timeout 10m -test.run '^TestGracefulShutdown\$'" 2>&1) || true
 	echo "$out"
 	if ! grep -q -- '--- PASS: TestGracefulShutdown' <<<"$out"; then

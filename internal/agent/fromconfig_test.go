@@ -63,13 +63,16 @@ func TestConfigFrom(t *testing.T) {
 					t.Errorf("shutdown bands %v, want %v", c.ShutdownPeriods, want)
 				}
 			}},
-		{name: "graceful shutdown turned off by its feature gate",
-			file: "shutdownGracePeriod: 30s\nfeatureGates: {GracefulNodeShutdown: false}\n",
+		{name: "graceful shutdown's feature gate off: no bands",
+			file: "featureGates: {GracefulNodeShutdown: false}\n",
 			check: func(t *testing.T, c Config) {
 				if len(c.ShutdownPeriods) != 0 {
 					t.Errorf("shutdown bands %v with GracefulNodeShutdown off", c.ShutdownPeriods)
 				}
 			}},
+		{name: "shutdownGracePeriod with its feature gate off is refused, naming both",
+			file:    "shutdownGracePeriod: 30s\nfeatureGates: {GracefulNodeShutdown: false}\n",
+			wantErr: "requires feature gate GracefulNodeShutdown"},
 		{name: "upstream's defaults",
 			check: func(t *testing.T, c Config) {
 				if c.ResolvConf != "/etc/resolv.conf" || !c.SerializeImagePulls || c.ImageGC.HighThresholdPercent != 85 ||

@@ -277,7 +277,8 @@ func (n *node) buildPods(desired syncloop.Desired) error {
 	}
 	n.checks.Pressure = n.evictions
 	if n.shutdown, err = nodeshutdown.New(nodeshutdown.Config{Periods: cfg.ShutdownPeriods}, nodeshutdown.Deps{Logind: deps.Logind,
-		Pods: n.dispatcher, Killer: shutdownKiller{n.workers}, Recorder: n.recorder, Clock: deps.Clock}); err != nil {
+		Pods: n.dispatcher, Killer: shutdownKiller{n.workers}, Recorder: n.recorder, Clock: deps.Clock,
+		ShuttingDown: func(bool) { n.triggerNodeStatus() }}); err != nil {
 		return err
 	}
 	if cl != nil {
@@ -324,13 +325,13 @@ func (n *node) buildServers() error {
 // upstream's shutdown manager's ShutdownStatus).
 func (n *node) readiness() []error {
 	var errs []error
-	if n.shutdown.ShuttingDown() {
-		errs = append(errs, errors.New("node is shutting down"))
-	}
 	for _, c := range n.healthChecks() {
 		if err := c.Check(); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if n.shutdown.ShuttingDown() {
+		errs = append(errs, errors.New("node is shutting down"))
 	}
 	return errs
 }
@@ -361,4 +362,15 @@ func readResolvConf(path string) (criconfig.ResolvConf, error) {
 		return criconfig.ResolvConf{}, fmt.Errorf("resolvConf %s: %w (set resolvConf to \"\" to give pods no host DNS configuration)", path, err)
 	}
 	return criconfig.ParseResolvConf(b), nil
+}
+
+// triggerNodeStatus has the node's status posted now (cluster mode), as upstream's shutdown
+// manager syncs it at once: the node is NotReady from the shutdown's first second.
+func (n *node) triggerNodeStatus() {
+	if n.cl == nil {
+		return
+	}
+	if node := n.cl.node.Load(); node != nil {
+		node.TriggerUpdate()
+	}
 }

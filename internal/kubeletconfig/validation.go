@@ -117,6 +117,15 @@ func validateShutdown(kc *kcfg) field.ErrorList {
 		errs = append(errs, field.Invalid(field.NewPath("shutdownGracePeriodByPodPriority"), len(kc.ShutdownGracePeriodByPodPriority),
 			"cannot be specified with shutdownGracePeriod or shutdownGracePeriodCriticalPods"))
 	}
+	// The settings with their feature gate off would be dropped: refused, as upstream does.
+	if (whole > 0 || critical > 0) && !FeatureEnabled(*kc, "GracefulNodeShutdown") {
+		errs = append(errs, field.Invalid(field.NewPath("shutdownGracePeriod"), whole.String(),
+			"specifying shutdownGracePeriod or shutdownGracePeriodCriticalPods requires feature gate GracefulNodeShutdown"))
+	}
+	if len(kc.ShutdownGracePeriodByPodPriority) > 0 && !FeatureEnabled(*kc, "GracefulNodeShutdownBasedOnPodPriority") {
+		errs = append(errs, field.Invalid(field.NewPath("shutdownGracePeriodByPodPriority"), len(kc.ShutdownGracePeriodByPodPriority),
+			"specifying shutdownGracePeriodByPodPriority requires feature gate GracefulNodeShutdownBasedOnPodPriority"))
+	}
 	return errs
 }
 

@@ -41,6 +41,7 @@ const (
 type systemBus struct {
 	conn    *dbus.Conn
 	confDir string
+	closed  chan struct{} // ends WatchShutdown's forwarding
 }
 
 var _ Logind = (*systemBus)(nil)
@@ -51,7 +52,7 @@ func ConnectLogind() (Logind, error) {
 	if err != nil {
 		return nil, fmt.Errorf("connect to the system D-Bus: %w", err)
 	}
-	return &systemBus{conn: conn, confDir: logindConfDir}, nil
+	return &systemBus{conn: conn, confDir: logindConfDir, closed: make(chan struct{})}, nil
 }
 
 func (b *systemBus) InhibitDelay() (time.Duration, error) {
@@ -114,10 +115,17 @@ func (b *systemBus) WatchShutdown() (<-chan bool, error) {
 				klog.ErrorS(nil, "logind's PrepareForShutdown carried no boolean; ignored", "body", s.Body)
 				continue
 			}
-			out <- active
+			select {
+			case out <- active:
+			case <-b.closed:
+				return
+			}
 		}
 	}()
 	return out, nil
 }
 
-func (b *systemBus) Close() error { return b.conn.Close() }
+func (b *systemBus) Close() error {
+	close(b.closed)
+	return b.conn.Close()
+}

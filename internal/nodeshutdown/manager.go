@@ -108,28 +108,25 @@ func (m *Manager) Admit(*v1.Pod) (ok bool, reason, message string) {
 }
 
 // Run takes the inhibitor and follows logind until ctx ends, reconnecting (every second) when
-// the connection is lost. Without a band it returns at once. Where logind cannot be reached
-// (no systemd) it says so once and returns: the node runs without graceful shutdown.
+// the connection is lost, as upstream. Without a band it returns at once. Where the first
+// connection cannot take the inhibitor (no systemd-logind) it says so once and returns: the node
+// runs without graceful shutdown.
 func (m *Manager) Run(ctx context.Context) {
 	if len(m.cfg.Periods) == 0 {
 		return
 	}
-	first := true
-	for {
-		err := m.watch(ctx)
+	for first := true; ; first = false {
+		inhibited, err := m.watch(ctx)
 		if ctx.Err() != nil {
 			return
 		}
-		if first && err != nil {
+		if first && !inhibited {
 			klog.ErrorS(err, "Graceful node shutdown is unavailable: nodelet cannot take logind's shutdown inhibitor; "+
 				"pods will be killed without their grace periods when the host shuts down (shutdownGracePeriod needs systemd-logind)",
 				"budget", Budget(m.cfg.Periods))
 			return
 		}
-		if err != nil {
-			klog.ErrorS(err, "Lost logind; watching for node shutdown again in 1s")
-		}
-		first = false
+		klog.ErrorS(err, "Lost logind; watching for node shutdown again in 1s")
 		select {
 		case <-ctx.Done():
 			return
@@ -139,48 +136,48 @@ func (m *Manager) Run(ctx context.Context) {
 }
 
 // watch is one connection to logind: the inhibit delay raised where it is too short, the
-// inhibitor taken, the shutdown signals followed until the connection or ctx ends.
-func (m *Manager) watch(ctx context.Context) error {
+// inhibitor taken (inhibited), the shutdown signals followed until the connection or ctx ends.
+func (m *Manager) watch(ctx context.Context) (inhibited bool, _ error) {
 	l, err := m.deps.Logind()
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer l.Close()
 	budget := Budget(m.cfg.Periods)
 	current, err := l.InhibitDelay()
 	if err != nil {
-		return err
+		return false, err
 	}
 	if current < budget {
 		if err := l.RaiseInhibitDelay(budget); err != nil {
-			return err
+			return false, err
 		}
 		if current, err = m.waitInhibitDelay(ctx, l, budget); err != nil {
-			return err
+			return false, err
 		}
 	}
 	if err := m.inhibit(l); err != nil {
-		return err
+		return false, err
 	}
 	defer m.release()
 	events, err := l.WatchShutdown()
 	if err != nil {
-		return err
+		return true, err
 	}
 	klog.InfoS("Watching for node shutdown: logind's delay inhibitor taken", "budget", budget, "inhibitDelayMax", current, "bands", m.cfg.Periods)
 	for {
 		select {
 		case <-ctx.Done():
-			return nil
+			return true, nil
 		case active, ok := <-events:
 			if !ok {
-				return errors.New("logind's signals ended")
+				return true, errors.New("logind's signals ended")
 			}
 			m.setShuttingDown(active)
 			if !active {
 				m.deps.Recorder.NodeEventf(v1.EventTypeNormal, EventReason, "Shutdown manager detected shutdown cancellation")
 				if err := m.inhibit(l); err != nil {
-					return err
+					return true, err
 				}
 				continue
 			}

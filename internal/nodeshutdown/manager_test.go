@@ -213,7 +213,7 @@ func TestShutdownInhibitDelayStuck(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = m.watch(t.Context())
+		_, err = m.watch(t.Context())
 		if err == nil || l.inhibits != 0 {
 			t.Fatalf("watch = %v with %d inhibitors, want an error and none", err, l.inhibits)
 		}
@@ -222,5 +222,53 @@ func TestShutdownInhibitDelayStuck(t *testing.T) {
 				t.Errorf("the error %q does not say %q", err, s)
 			}
 		}
+	})
+}
+
+// TestShutdownReconnects: once the inhibitor was taken, a lost connection to logind (the
+// system bus restarted) is made again a second later, with a new inhibitor, for as long as
+// nodelet runs; only a first connection that cannot take it gives up.
+func TestShutdownReconnects(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		var conns []*fakeLogind
+		connect := func() (Logind, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			if len(conns) == 1 {
+				conns = append(conns, nil)
+				return nil, errors.New("the system bus is restarting")
+			}
+			l := &fakeLogind{delay: time.Hour, events: make(chan bool)}
+			conns = append(conns, l)
+			return l, nil
+		}
+		m, err := New(Config{Periods: Periods(30*time.Second, 0, nil)}, Deps{Logind: connect,
+			Pods: podList{}, Killer: &fakeKiller{}, Recorder: &events{}, Clock: clock.RealClock{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan struct{})
+		go func() { m.Run(ctx); close(done) }()
+		synctest.Wait()
+		close(conns[0].events) // the connection is lost
+		time.Sleep(3 * time.Second)
+		synctest.Wait()
+		mu.Lock()
+		n := len(conns)
+		last := conns[n-1]
+		mu.Unlock()
+		if n != 3 || last == nil || last.inhibits != 1 {
+			t.Fatalf("%d connections (the last %+v), want a failed one then a third holding an inhibitor", n, last)
+		}
+		m.mu.Lock()
+		held := m.lock != nil
+		m.mu.Unlock()
+		if !held {
+			t.Error("no inhibitor held after reconnecting")
+		}
+		cancel()
+		<-done
 	})
 }
