@@ -68,6 +68,11 @@ type Config struct {
 	SingleProcessOOMKill *bool
 	// PodPidsLimit is each pod cgroup's pids.max (podPidsLimit; -1 or 0: none).
 	PodPidsLimit int64
+	// EnforceNodeAllocatable is what node allocatable enforces (enforceNodeAllocatable; nil:
+	// upstream's default, pods), on KubeReservedCgroup and SystemReservedCgroup for the
+	// reservations (kubeReservedCgroup, systemReservedCgroup, as the cgroup driver names them).
+	EnforceNodeAllocatable                   []string
+	KubeReservedCgroup, SystemReservedCgroup string
 	// ShutdownPeriods are graceful node shutdown's priority bands (shutdownGracePeriod,
 	// shutdownGracePeriodCriticalPods or shutdownGracePeriodByPodPriority; nodeshutdown.Periods);
 	// none turns it off.

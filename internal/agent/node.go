@@ -93,14 +93,21 @@ func (n *node) cgroupSetter() cgroups.Writer {
 	return cgroups.Manager{Root: n.cfg.CgroupFSRoot, Unified: n.unified, Names: n.cgroupNames}
 }
 
-// buildQoS is the manager of the pods' and QoS cgroups: the node's allocatable (capacity less
-// kubeReserved and systemReserved) on <cgroupRoot>/kubepods, the QoS tiers' cpu shares from the
-// dispatcher's active pods (read once the node runs).
-func (n *node) buildQoS(setter cgroups.Setter) (*cgroups.QoSManager, error) {
+// buildQoS is the manager of the pods' and QoS cgroups: node allocatable enforced (the
+// capacity less kubeReserved and systemReserved on <cgroupRoot>/kubepods, the reservations on
+// their cgroups), the QoS tiers' cpu shares from the dispatcher's active pods (read once the
+// node runs).
+func (n *node) buildQoS(setter cgroups.Writer) (*cgroups.QoSManager, error) {
 	cfg := n.cfg
+	enforce := cfg.EnforceNodeAllocatable
+	if enforce == nil {
+		enforce = []string{cgroups.EnforcePods}
+	}
 	return cgroups.NewQoSManager(cgroups.QoSConfig{PodsCgroup: cfg.PodsCgroup,
-		Allocatable: cgroups.Allocatable(n.facts.allocatable, cfg.Cluster.KubeReserved, cfg.Cluster.SystemReserved)},
-		cgroups.QoSDeps{Clock: n.deps.Clock, Cgroups: setter, ActivePods: func() []*v1.Pod { return n.dispatcher.ActivePods() }})
+		Reservations: cgroups.Reservations{Enforce: enforce, Capacity: n.facts.allocatable,
+			KubeReserved: cfg.Cluster.KubeReserved, SystemReserved: cfg.Cluster.SystemReserved,
+			KubeReservedCgroup: cfg.KubeReservedCgroup, SystemReservedCgroup: cfg.SystemReservedCgroup}},
+		cgroups.QoSDeps{Clock: n.deps.Clock, Cgroups: setter, Recorder: n.recorder, ActivePods: func() []*v1.Pod { return n.dispatcher.ActivePods() }})
 }
 
 // runnable is a server or loop the node starts.

@@ -110,6 +110,10 @@ type cgroupRecorder struct {
 
 var _ cgroups.Writer = (*cgroupRecorder)(nil)
 
+func (c *cgroupRecorder) SetExisting(name string, r cgroups.Resources) error {
+	return c.Set("existing "+name, r)
+}
+
 func (c *cgroupRecorder) Destroy(name string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -2,8 +2,10 @@ package cgroups
 
 import (
 	"fmt"
+	"os"
 	"path"
 	"path/filepath"
+	"strings"
 
 	"github.com/opencontainers/cgroups"
 	"github.com/opencontainers/cgroups/fs"
@@ -106,4 +108,36 @@ func (m Manager) Destroy(name string) error {
 		return fmt.Errorf("remove cgroup %s: %w", name, err)
 	}
 	return nil
+}
+
+// SetExisting sets r on an existing cgroup the operator named as the driver names it
+// (kubeReservedCgroup, systemReservedCgroup: "/system.slice" with systemd), as upstream's
+// enforceExistingCgroup: a cgroup that does not exist is an error, never created.
+func (m Manager) SetExisting(literal string, r Resources) error {
+	dirs := []string{filepath.Join(m.Root, literal)}
+	if !m.Unified {
+		dirs = []string{filepath.Join(m.Root, "cpu", literal), filepath.Join(m.Root, "memory", literal)}
+	}
+	for _, d := range dirs {
+		if _, err := os.Stat(d); err != nil {
+			return fmt.Errorf("cgroup %s does not exist (%s): create it, or leave it out of enforceNodeAllocatable", literal, d)
+		}
+	}
+	name := literal
+	if m.systemd() {
+		name = CgroupfsName(literal)
+	}
+	return m.Set(name, r)
+}
+
+// CgroupfsName is upstream's ParseSystemdToCgroupName: a systemd slice ("/system.slice",
+// "kubepods-burstable.slice") in nodelet's cgroupfs form ("/system", "/kubepods/burstable"),
+// the parts' "_" back to "-".
+func CgroupfsName(systemdName string) string {
+	base := strings.TrimSuffix(path.Base(systemdName), ".slice")
+	parts := strings.Split(base, "-")
+	for i, p := range parts {
+		parts[i] = strings.ReplaceAll(p, "_", "-")
+	}
+	return "/" + strings.Join(parts, "/")
 }

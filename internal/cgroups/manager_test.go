@@ -100,6 +100,50 @@ func removeTree(t testing.TB, root, base string) {
 	}
 }
 
+// TestSetExistingOnRealCgroups: a reservation goes on an existing cgroup of this host (every
+// hierarchy it needs); a missing one is an error naming it, and nothing is created.
+func TestSetExistingOnRealCgroups(t *testing.T) {
+	ci.RequireRoot(t, "creates cgroups")
+	const root = "/sys/fs/cgroup"
+	unified, err := Unified(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := "/nodelet-unit-" + testharness.RandomHex(4)
+	t.Cleanup(func() { removeTree(t, root, name) })
+	m := Manager{Root: root, Unified: unified}
+	shares, mem, pids := uint64(256), int64(256<<20), int64(100)
+	r := Resources{CPUShares: &shares, Memory: &mem, PidsLimit: &pids}
+	if err := m.SetExisting(name, r); err == nil || !strings.Contains(err.Error(), name+" does not exist") {
+		t.Fatalf("SetExisting on a missing cgroup = %v, want an error naming it", err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "memory", name)); err == nil {
+		t.Error("SetExisting created the missing cgroup")
+	}
+	if err := m.Set(name, Resources{}); err != nil { // the operator's cgroup, made beforehand
+		t.Fatal(err)
+	}
+	if err := m.SetExisting(name, r); err != nil {
+		t.Fatal(err)
+	}
+	file, want := filepath.Join(root, "memory", name, "memory.limit_in_bytes"), "268435456"
+	if unified {
+		file = filepath.Join(root, name, "memory.max")
+	}
+	if b, err := os.ReadFile(file); err != nil || strings.TrimSpace(string(b)) != want {
+		t.Errorf("%s = %q, %v; want %s", file, b, err, want)
+	}
+}
+
+func TestCgroupfsName(t *testing.T) {
+	for in, want := range map[string]string{"/system.slice": "/system", "system.slice": "/system",
+		"/kubepods.slice/kubepods-burstable.slice": "/kubepods/burstable", "/system_reserved.slice": "/system-reserved"} {
+		if got := CgroupfsName(in); got != want {
+			t.Errorf("CgroupfsName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 // BenchmarkQoSUpdate is one QoSManager.Update on this host's cgroups (the two QoS cgroups set):
 // what each new sandbox waits for.
 func BenchmarkQoSUpdate(b *testing.B) {

@@ -18,6 +18,9 @@ func show(r Resources) string {
 	if r.Memory != nil {
 		s += fmt.Sprintf("memory=%d", *r.Memory)
 	}
+	if r.PidsLimit != nil {
+		s += fmt.Sprintf(" pids=%d", *r.PidsLimit)
+	}
 	return s
 }
 

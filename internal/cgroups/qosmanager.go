@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"strings"
 	"sync"
 	"time"
 
@@ -18,10 +19,12 @@ type Setter interface {
 	Set(name string, r Resources) error
 }
 
-// Writer is a Setter that also removes cgroups through the systemd driver (Manager).
+// Writer is a Setter that also removes cgroups through the systemd driver and sets existing
+// cgroups named as the driver names them (Manager).
 type Writer interface {
 	Setter
 	Destroy(name string) error
+	SetExisting(literal string, r Resources) error
 }
 
 var _ Writer = Manager{}
@@ -30,9 +33,9 @@ var _ Writer = Manager{}
 type QoSConfig struct {
 	// PodsCgroup is the cgroup of all pods, <cgroupRoot>/kubepods.
 	PodsCgroup string
-	// Allocatable is enforced on PodsCgroup at start (enforceNodeAllocatable [pods]): the
-	// capacity less kubeReserved and systemReserved. Nil sets nothing on it.
-	Allocatable v1.ResourceList
+	// Reservations are enforced at start (Enforcement): the node's allocatable or capacity on
+	// PodsCgroup, the reservations on their cgroups.
+	Reservations Reservations
 	// Period is how often the QoS cgroups are set again (upstream: every minute).
 	Period time.Duration
 }
@@ -42,7 +45,14 @@ type QoSDeps struct {
 	Clock clock.WithTicker
 	// ActivePods are the admitted pods that have not terminated.
 	ActivePods func() []*v1.Pod
-	Cgroups    Setter
+	Cgroups    Writer
+	// Recorder records the node allocatable enforcement's node events (optional).
+	Recorder Recorder
+}
+
+// Recorder records node events.
+type Recorder interface {
+	NodeEventf(eventType, reason, messageFmt string, args ...any)
 }
 
 // QoSManager keeps the cgroup of all pods and the Burstable and BestEffort QoS cgroups under it
@@ -69,17 +79,53 @@ func NewQoSManager(cfg QoSConfig, deps QoSDeps) (*QoSManager, error) {
 	return &QoSManager{cfg: cfg, deps: deps}, nil
 }
 
-// Start sets the pods' cgroup to the node's allocatable and the QoS cgroups once. An error
-// means pods cannot get their cgroups: nodelet does not start.
+// Start enforces node allocatable (Enforcement) and sets the QoS cgroups once. An error means
+// pods cannot get their cgroups or a reservation cannot be enforced: nodelet does not start, as
+// upstream's container manager does not.
 func (q *QoSManager) Start() error {
-	if err := q.deps.Cgroups.Set(q.cfg.PodsCgroup, Node(q.cfg.Allocatable)); err != nil {
-		return fmt.Errorf("the cgroup of all pods (enforceNodeAllocatable pods): %w", err)
+	pods, reserved := Enforcement(q.cfg.Reservations)
+	if err := q.deps.Cgroups.Set(q.cfg.PodsCgroup, pods); err != nil {
+		q.event(v1.EventTypeWarning, "FailedNodeAllocatableEnforcement", "Failed to update Node Allocatable Limits %q: %v", q.cfg.PodsCgroup, err)
+		return fmt.Errorf("the cgroup of all pods (enforceNodeAllocatable): %w", err)
 	}
-	klog.InfoS("Set the cgroup of all pods to the node's allocatable", "cgroup", q.cfg.PodsCgroup,
-		"cpu", q.cfg.Allocatable.Cpu(), "memory", q.cfg.Allocatable.Memory())
+	q.event(v1.EventTypeNormal, "SuccessfulNodeAllocatableEnforcement", "Updated Node Allocatable limit across pods")
+	klog.InfoS("Set the cgroup of all pods", "cgroup", q.cfg.PodsCgroup, "enforceNodeAllocatable", q.cfg.Reservations.Enforce,
+		"cpuShares", ptrString(pods.CPUShares), "memory", ptrString(pods.Memory))
+	for _, c := range reserved {
+		if err := q.deps.Cgroups.SetExisting(c.Name, c.Resources); err != nil {
+			msg := fmt.Sprintf("Failed to enforce %s Cgroup Limits on %q: %v", titleWords(c.What), c.Name, err)
+			q.event(v1.EventTypeWarning, "FailedNodeAllocatableEnforcement", "%s", msg)
+			return errors.New(msg)
+		}
+		q.event(v1.EventTypeNormal, "SuccessfulNodeAllocatableEnforcement", "Updated limits on %s cgroup %v", c.What, c.Name)
+		klog.InfoS("Enforced a reservation on its cgroup", "what", c.What, "cgroup", c.Name,
+			"cpuShares", ptrString(c.Resources.CPUShares), "memory", ptrString(c.Resources.Memory), "pids", ptrString(c.Resources.PidsLimit))
+	}
 	return q.Update()
 }
 
+func (q *QoSManager) event(eventType, reason, format string, args ...any) {
+	if q.deps.Recorder != nil {
+		q.deps.Recorder.NodeEventf(eventType, reason, format, args...)
+	}
+}
+
+func ptrString[T int64 | uint64](p *T) string {
+	if p == nil {
+		return "unset"
+	}
+	return fmt.Sprint(*p)
+}
+
+// titleWords capitalizes each word, as upstream's messages name the reservations ("System
+// Reserved").
+func titleWords(s string) string {
+	words := strings.Fields(s)
+	for i, w := range words {
+		words[i] = strings.ToUpper(w[:1]) + w[1:]
+	}
+	return strings.Join(words, " ")
+}
 // Update sets the QoS cgroups from the active pods (upstream's UpdateCgroups).
 func (q *QoSManager) Update() error {
 	q.mu.Lock()

@@ -3,6 +3,7 @@ package cgroups
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -15,12 +16,23 @@ import (
 )
 
 type fakeCgroups struct {
-	mu   sync.Mutex
-	sets []string // "name shares memory"
-	fail error
+	mu      sync.Mutex
+	sets    []string // "name shares memory"
+	fail    error
+	missing []string
 }
 
-var _ Setter = (*fakeCgroups)(nil)
+var _ Writer = (*fakeCgroups)(nil)
+
+func (f *fakeCgroups) Destroy(string) error { return nil }
+
+// SetExisting records "existing <name> ..."; missing names the cgroups that do not exist.
+func (f *fakeCgroups) SetExisting(name string, r Resources) error {
+	if slices.Contains(f.missing, name) {
+		return errors.New("cgroup " + name + " does not exist")
+	}
+	return f.Set("existing "+name, r)
+}
 
 func (f *fakeCgroups) Set(name string, r Resources) error {
 	f.mu.Lock()
@@ -31,6 +43,9 @@ func (f *fakeCgroups) Set(name string, r Resources) error {
 	}
 	if r.Memory != nil {
 		s += " memory=" + resource.NewQuantity(*r.Memory, resource.BinarySI).String()
+	}
+	if r.PidsLimit != nil {
+		s += " pids=" + resource.NewQuantity(*r.PidsLimit, resource.DecimalSI).String()
 	}
 	f.sets = append(f.sets, s)
 	return f.fail
@@ -49,8 +64,8 @@ func TestQoSManager(t *testing.T) {
 		var mu sync.Mutex
 		active := []*v1.Pod{pod("be", v1.ResourceRequirements{})}
 		cg := &fakeCgroups{}
-		q, err := NewQoSManager(QoSConfig{PodsCgroup: "/nodelet/kubepods",
-			Allocatable: v1.ResourceList{v1.ResourceCPU: resource.MustParse("2"), v1.ResourceMemory: resource.MustParse("4Gi")}},
+		q, err := NewQoSManager(QoSConfig{PodsCgroup: "/nodelet/kubepods", Reservations: Reservations{Enforce: []string{EnforcePods},
+			Capacity: v1.ResourceList{v1.ResourceCPU: resource.MustParse("2"), v1.ResourceMemory: resource.MustParse("4Gi")}}},
 			QoSDeps{Clock: clock.RealClock{}, Cgroups: cg, ActivePods: func() []*v1.Pod { mu.Lock(); defer mu.Unlock(); return active }})
 		if err != nil {
 			t.Fatal(err)
@@ -100,5 +115,46 @@ func TestNewQoSManagerChecks(t *testing.T) {
 	}
 	if _, err := NewQoSManager(QoSConfig{PodsCgroup: "/kubepods"}, QoSDeps{}); err == nil {
 		t.Error("missing dependencies were accepted")
+	}
+}
+
+type nodeEvents struct{ list []string }
+
+func (e *nodeEvents) NodeEventf(eventType, reason, format string, args ...any) {
+	e.list = append(e.list, eventType+" "+reason+": "+fmt.Sprintf(format, args...))
+}
+
+// TestQoSManagerReservedCgroups: enforceNodeAllocatable's reservations go on their existing
+// cgroups at start, with upstream's events; a reserved cgroup that does not exist ends the
+// start with upstream's message.
+func TestQoSManagerReservedCgroups(t *testing.T) {
+	res := Reservations{Enforce: []string{EnforcePods, EnforceSystemReserved},
+		Capacity:       v1.ResourceList{v1.ResourceCPU: resource.MustParse("2"), v1.ResourceMemory: resource.MustParse("4Gi")},
+		SystemReserved: v1.ResourceList{v1.ResourceCPU: resource.MustParse("500m"), v1.ResourceMemory: resource.MustParse("1Gi"), ResourcePIDs: resource.MustParse("100")},
+		SystemReservedCgroup: "/system.slice"}
+	cg, ev := &fakeCgroups{}, &nodeEvents{}
+	deps := QoSDeps{Clock: clock.RealClock{}, Cgroups: cg, Recorder: ev, ActivePods: func() []*v1.Pod { return nil }}
+	q, err := NewQoSManager(QoSConfig{PodsCgroup: "/kubepods", Reservations: res}, deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Start(); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"/kubepods shares=1536 memory=3Gi", "existing /system.slice shares=512 memory=1Gi pids=100",
+		"/kubepods/burstable shares=2", "/kubepods/besteffort shares=2"}
+	if got := cg.took(); !slices.Equal(got, want) {
+		t.Errorf("start set %q, want %q", got, want)
+	}
+	wantEvents := []string{"Normal SuccessfulNodeAllocatableEnforcement: Updated Node Allocatable limit across pods",
+		"Normal SuccessfulNodeAllocatableEnforcement: Updated limits on system reserved cgroup /system.slice"}
+	if !slices.Equal(ev.list, wantEvents) {
+		t.Errorf("events %q, want %q", ev.list, wantEvents)
+	}
+
+	cg.missing = []string{"/system.slice"}
+	err = q.Start()
+	if err == nil || err.Error() != `Failed to enforce System Reserved Cgroup Limits on "/system.slice": cgroup /system.slice does not exist` {
+		t.Errorf("Start with the reserved cgroup missing = %v", err)
 	}
 }

@@ -325,9 +325,9 @@ func TestHelpAndReuse(t *testing.T) {
 	}
 	var names []string
 	fs.VisitAll(func(f *pflag.Flag) { names = append(names, f.Name) })
-	want := []string{"address", "allowed-unsafe-sysctls", "authorization-mode", "cgroup-driver", "cgroup-root", "cgroups-per-qos", "client-ca-file", "config", "container-gc-period", "container-log-max-files", "container-log-max-size", "container-runtime-endpoint", "eviction-hard", "eviction-max-pod-grace-period", "eviction-minimum-reclaim", "eviction-monitoring-period", "eviction-pressure-transition-period", "eviction-soft", "eviction-soft-grace-period", "fail-cgroupv1", "file-check-frequency", "hostname-override",
-		"http-check-frequency", "image-gc-high-threshold", "image-gc-low-threshold", "image-gc-period", "kernel-memcg-notification", "kubeconfig", "manifest-url", "manifest-url-header", "max-pods", "maximum-dead-containers", "maximum-dead-containers-per-container", "minimum-container-ttl-duration", "minimum-image-ttl-duration", "node-ip",
-		"node-labels", "node-status-update-frequency", "pod-manifest-path", "pod-max-pids", "port", "read-only-port", "root-dir", "seccomp-default", "sync-frequency", "tls-cert-file", "tls-private-key-file", "v", "vmodule", "volume-stats-agg-period"}
+	want := []string{"address", "allowed-unsafe-sysctls", "authorization-mode", "cgroup-driver", "cgroup-root", "cgroups-per-qos", "client-ca-file", "config", "container-gc-period", "container-log-max-files", "container-log-max-size", "container-runtime-endpoint", "enforce-node-allocatable", "eviction-hard", "eviction-max-pod-grace-period", "eviction-minimum-reclaim", "eviction-monitoring-period", "eviction-pressure-transition-period", "eviction-soft", "eviction-soft-grace-period", "fail-cgroupv1", "file-check-frequency", "hostname-override",
+		"http-check-frequency", "image-gc-high-threshold", "image-gc-low-threshold", "image-gc-period", "kernel-memcg-notification", "kube-reserved-cgroup", "kubeconfig", "manifest-url", "manifest-url-header", "max-pods", "maximum-dead-containers", "maximum-dead-containers-per-container", "minimum-container-ttl-duration", "minimum-image-ttl-duration", "node-ip",
+		"node-labels", "node-status-update-frequency", "pod-manifest-path", "pod-max-pids", "port", "read-only-port", "root-dir", "seccomp-default", "sync-frequency", "system-reserved-cgroup", "tls-cert-file", "tls-private-key-file", "v", "vmodule", "volume-stats-agg-period"}
 	if !reflect.DeepEqual(names, want) {
 		t.Errorf("flags = %q\nwant    %q", names, want)
 	}

@@ -71,6 +71,9 @@ var implementedFields = []string{
 	"registerWithTaints",
 	"kubeReserved",
 	"systemReserved",
+	"enforceNodeAllocatable",
+	"kubeReservedCgroup",
+	"systemReservedCgroup",
 
 	// Kubelet HTTP servers.
 	"authentication.x509",

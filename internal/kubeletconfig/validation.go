@@ -92,6 +92,54 @@ func validateCgroups(kc *kcfg) field.ErrorList {
 		errs = append(errs, field.Invalid(field.NewPath("cgroupsPerQOS"), false,
 			"nodelet always runs pods in the QoS cgroups under <cgroupRoot>/kubepods; false is not supported"))
 	}
+	return append(errs, validateEnforceNodeAllocatable(kc)...)
+}
+
+// validateEnforceNodeAllocatable is upstream's check of enforceNodeAllocatable: known values,
+// no duplicate, none alone, a reservation and its -compressible variant not together, and the
+// reserved cgroup named (kubeReservedCgroup, systemReservedCgroup, absolute) for each
+// reservation enforced.
+func validateEnforceNodeAllocatable(kc *kcfg) field.ErrorList {
+	var errs field.ErrorList
+	p := field.NewPath("enforceNodeAllocatable")
+	valid := []string{"pods", "system-reserved", "system-reserved-compressible", "kube-reserved", "kube-reserved-compressible", "none"}
+	seen := map[string]bool{}
+	for i, v := range kc.EnforceNodeAllocatable {
+		if seen[v] {
+			errs = append(errs, field.Duplicate(p.Index(i), v))
+			continue
+		}
+		seen[v] = true
+		switch v {
+		case "pods":
+		case "system-reserved", "system-reserved-compressible":
+			if kc.SystemReservedCgroup == "" {
+				errs = append(errs, field.Required(field.NewPath("systemReservedCgroup"),
+					fmt.Sprintf("must be specified when %q or %q is in enforceNodeAllocatable", "system-reserved", "system-reserved-compressible")))
+			}
+		case "kube-reserved", "kube-reserved-compressible":
+			if kc.KubeReservedCgroup == "" {
+				errs = append(errs, field.Required(field.NewPath("kubeReservedCgroup"),
+					fmt.Sprintf("must be specified when %q or %q is in enforceNodeAllocatable", "kube-reserved", "kube-reserved-compressible")))
+			}
+		case "none":
+			if len(kc.EnforceNodeAllocatable) > 1 {
+				errs = append(errs, field.Invalid(p, kc.EnforceNodeAllocatable, `may not contain additional enforcements when "none" is specified`))
+			}
+		default:
+			errs = append(errs, field.NotSupported(p.Index(i), v, valid))
+		}
+	}
+	for _, pair := range [][2]string{{"system-reserved", "system-reserved-compressible"}, {"kube-reserved", "kube-reserved-compressible"}} {
+		if seen[pair[0]] && seen[pair[1]] {
+			errs = append(errs, field.Invalid(p, kc.EnforceNodeAllocatable, fmt.Sprintf("%q and %q cannot be specified together", pair[0], pair[1])))
+		}
+	}
+	for _, c := range []struct{ name, value string }{{"kubeReservedCgroup", kc.KubeReservedCgroup}, {"systemReservedCgroup", kc.SystemReservedCgroup}} {
+		if c.value != "" && (!path.IsAbs(c.value) || path.Clean(c.value) != c.value) {
+			errs = append(errs, field.Invalid(field.NewPath(c.name), c.value, "must be an absolute cgroup path, as the cgroup driver names it (/system.slice with systemd)"))
+		}
+	}
 	return errs
 }
 

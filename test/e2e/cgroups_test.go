@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -260,4 +261,78 @@ func hostMemTotal(t *testing.T) int64 {
 	}
 	t.Fatal("no MemTotal in /proc/meminfo")
 	return 0
+}
+
+// TestNodeAllocatableEnforcement: enforceNodeAllocatable [pods, system-reserved] sets
+// systemReserved on the existing systemReservedCgroup (cpu shares, memory limit, pids) and the
+// pods' cgroup to the capacity less it; a systemReservedCgroup that does not exist ends the
+// start with upstream's message, the cgroup not created.
+func TestNodeAllocatableEnforcement(t *testing.T) {
+	if unified, err := cgroups.Unified("/sys/fs/cgroup"); err != nil || unified {
+		ci.Skip(t, "this test reads cgroup v1 files; the host is v2 (%v): test/vm covers v2", err)
+	}
+	root := "/nodelet-e2e-alloc-" + testharness.RandomHex(4)
+	system := "/nodelet-e2e-system-" + testharness.RandomHex(4)
+	t.Cleanup(func() {
+		ents, _ := os.ReadDir("/sys/fs/cgroup")
+		for _, e := range ents {
+			if e.IsDir() {
+				h := filepath.Join("/sys/fs/cgroup", e.Name())
+				removeLeakedCgroups(t, []string{filepath.Join(h, root), filepath.Join(h, root+"-bad"), filepath.Join(h, system)})
+			}
+		}
+	})
+	for _, h := range []string{"cpu", "memory", "pids"} { // the operator's cgroup, made beforehand
+		if err := os.MkdirAll(filepath.Join("/sys/fs/cgroup", h, system), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := startNodeWithConfig(t, "systemReserved: {cpu: 100m, memory: 64Mi, pid: \"100\"}\nenforceNodeAllocatable: [pods, system-reserved]\n"+
+		"systemReservedCgroup: "+system+"\n", "--cgroup-root", root)
+	read := func(hier, cgroup, file string) string {
+		b, _ := os.ReadFile(filepath.Join("/sys/fs/cgroup", hier, cgroup, file))
+		return strings.TrimSpace(string(b))
+	}
+	memTotal := hostMemTotal(t)
+	want := map[[3]string]string{
+		{"cpu", system, "cpu.shares"}:                           "102",
+		{"memory", system, "memory.limit_in_bytes"}:             strconv.FormatInt(64<<20, 10),
+		{"pids", system, "pids.max"}:                            "100",
+		{"memory", root + "/kubepods", "memory.limit_in_bytes"}: strconv.FormatInt(memTotal-64<<20, 10),
+		{"cpu", root + "/kubepods", "cpu.shares"}:               strconv.FormatInt((int64(runtime.NumCPU())*1000-100)*1024/1000, 10),
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var wrong []string
+		for k, v := range want {
+			if got := read(k[0], k[1], k[2]); got != v {
+				wrong = append(wrong, k[0]+":"+k[1]+"/"+k[2]+" = "+got+", want "+v)
+			}
+		}
+		if len(wrong) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("30 s after the start: %v", wrong)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if !slices.ContainsFunc(n.logs.matching("Enforced a reservation on its cgroup"), func(l string) bool { return strings.Contains(l, system) }) {
+		t.Errorf("no log line says the reservation was enforced on %s", system)
+	}
+
+	missing := "/nodelet-e2e-missing-" + testharness.RandomHex(4)
+	bad := startNodeWithConfig(t, "systemReserved: {cpu: 100m}\nenforceNodeAllocatable: [pods, system-reserved]\nsystemReservedCgroup: "+missing+"\n",
+		"--cgroup-root", root+"-bad")
+	select {
+	case <-bad.exited:
+	case <-time.After(60 * time.Second):
+		t.Fatal("nodelet with a missing systemReservedCgroup still runs after 60 s")
+	}
+	if lines := bad.logs.matching("Failed to enforce System Reserved Cgroup Limits on", missing); len(lines) == 0 {
+		t.Errorf("the refusal does not name the missing cgroup; the log:\n%s", bad.logs.dump())
+	}
+	if _, err := os.Stat(filepath.Join("/sys/fs/cgroup/memory", missing)); err == nil {
+		t.Errorf("the missing reserved cgroup %s was created", missing)
+	}
 }
