@@ -126,6 +126,7 @@ func titleWords(s string) string {
 	}
 	return strings.Join(words, " ")
 }
+
 // Update sets the QoS cgroups from the active pods (upstream's UpdateCgroups).
 func (q *QoSManager) Update() error {
 	q.mu.Lock()

@@ -129,8 +129,8 @@ func (e *nodeEvents) NodeEventf(eventType, reason, format string, args ...any) {
 // start with upstream's message.
 func TestQoSManagerReservedCgroups(t *testing.T) {
 	res := Reservations{Enforce: []string{EnforcePods, EnforceSystemReserved},
-		Capacity:       v1.ResourceList{v1.ResourceCPU: resource.MustParse("2"), v1.ResourceMemory: resource.MustParse("4Gi")},
-		SystemReserved: v1.ResourceList{v1.ResourceCPU: resource.MustParse("500m"), v1.ResourceMemory: resource.MustParse("1Gi"), ResourcePIDs: resource.MustParse("100")},
+		Capacity:             v1.ResourceList{v1.ResourceCPU: resource.MustParse("2"), v1.ResourceMemory: resource.MustParse("4Gi")},
+		SystemReserved:       v1.ResourceList{v1.ResourceCPU: resource.MustParse("500m"), v1.ResourceMemory: resource.MustParse("1Gi"), ResourcePIDs: resource.MustParse("100")},
 		SystemReservedCgroup: "/system.slice"}
 	cg, ev := &fakeCgroups{}, &nodeEvents{}
 	deps := QoSDeps{Clock: clock.RealClock{}, Cgroups: cg, Recorder: ev, ActivePods: func() []*v1.Pod { return nil }}
