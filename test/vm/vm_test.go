@@ -374,7 +374,16 @@ spec:
 func TestPodsOnCgroupV2(t *testing.T) {
 	for _, d := range []driver{{name: "cgroupfs"}, {name: "systemd", systemd: true}} {
 		t.Run(d.name, func(t *testing.T) {
-			useDriver(t, d, "")
+			extra := ""
+			if d.systemd {
+				// systemReserved's cpu enforced on the host's system.slice, as a systemd node
+				// would: 1 cpu is 1024 shares, cpu.weight 39 by upstream's conversion.
+				extra = "systemReserved: {cpu: \"1\"}\nenforceNodeAllocatable: [pods, system-reserved-compressible]\nsystemReservedCgroup: /system.slice\n"
+			}
+			useDriver(t, d, extra)
+			if d.systemd {
+				wantCgroupFile(t, "system.slice", "cpu.weight", "39")
+			}
 			runPods(t, d)
 		})
 	}
