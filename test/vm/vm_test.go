@@ -201,6 +201,24 @@ func cgroupFile(t *testing.T, dir, file string) string {
 	return strings.TrimSpace(string(b))
 }
 
+// waitCgroupFile waits (at most 30 s: nodelet sets it once the runtime answered) for a cgroup
+// file to hold want.
+func waitCgroupFile(t *testing.T, dir, file, want string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		got := cgroupFile(t, dir, file)
+		if got == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("%s/%s = %q after 30 s, want %q", dir, file, got, want)
+			return
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
+
 func wantCgroupFile(t *testing.T, dir, file, want string) {
 	t.Helper()
 	if got := cgroupFile(t, dir, file); got != want {
@@ -382,7 +400,7 @@ func TestPodsOnCgroupV2(t *testing.T) {
 			}
 			useDriver(t, d, extra)
 			if d.systemd {
-				wantCgroupFile(t, "system.slice", "cpu.weight", "39")
+				waitCgroupFile(t, "system.slice", "cpu.weight", "39")
 			}
 			runPods(t, d)
 		})
