@@ -395,12 +395,12 @@ func TestPodsOnCgroupV2(t *testing.T) {
 			extra := ""
 			if d.systemd {
 				// systemReserved's cpu enforced on the host's system.slice, as a systemd node
-				// would: 1 cpu is 1024 shares, cpu.weight 39 by upstream's conversion.
-				extra = "systemReserved: {cpu: \"1\"}\nenforceNodeAllocatable: [pods, system-reserved-compressible]\nsystemReservedCgroup: /system.slice\n"
+				// would: 500m is 512 shares, cpu.weight 20 by upstream's conversion.
+				extra = "systemReserved: {cpu: 500m}\nenforceNodeAllocatable: [pods, system-reserved-compressible]\nsystemReservedCgroup: /system.slice\n"
 			}
 			useDriver(t, d, extra)
 			if d.systemd {
-				waitCgroupFile(t, "system.slice", "cpu.weight", "39")
+				waitCgroupFile(t, "system.slice", "cpu.weight", "20")
 			}
 			runPods(t, d)
 		})
