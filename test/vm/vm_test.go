@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 	v1 "k8s.io/api/core/v1"
+	statsapi "k8s.io/kubelet/pkg/apis/stats/v1alpha1"
 )
 
 const (
@@ -261,6 +262,24 @@ func (d driver) podCgroup(p *v1.Pod) string {
 	}
 }
 
+func podStats(s *statsapi.Summary, name string) *statsapi.PodStats {
+	for i := range s.Pods {
+		if s.Pods[i].PodRef.Name == name {
+			return &s.Pods[i]
+		}
+	}
+	return nil
+}
+
+func systemContainer(s *statsapi.Summary, name string) *statsapi.ContainerStats {
+	for i := range s.Node.SystemContainers {
+		if s.Node.SystemContainers[i].Name == name {
+			return &s.Node.SystemContainers[i]
+		}
+	}
+	return nil
+}
+
 // containerCgroup is the container's own cgroup, which containerd makes in the pod's.
 func (d driver) containerCgroup(p *v1.Pod, id string) string {
 	if d.systemd {
@@ -442,6 +461,36 @@ func runPods(t *testing.T, d driver) {
 		wantCgroupFile(t, d.podCgroup(p), "cpu.max", "25000 100000")
 		wantCgroupFile(t, d.podCgroup(p), "cpu.weight", "4")
 		wantCgroupFile(t, d.podCgroup(p), "pids.max", "512")
+	})
+
+	t.Run("the stats summary reads the pods from cgroup v2", func(t *testing.T) {
+		p := waitPod(t, "web", "Running", running)
+		var sum statsapi.Summary
+		deadline := time.Now().Add(time.Minute)
+		for {
+			sum = statsapi.Summary{}
+			resp, err := http.Get(api + "/stats/summary")
+			if err == nil {
+				err = json.NewDecoder(resp.Body).Decode(&sum)
+				resp.Body.Close()
+			}
+			if err == nil && podStats(&sum, p.Name) != nil && systemContainer(&sum, statsapi.SystemContainerPods) != nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no stats of pod %s and of the pods' cgroup within a minute (last error %v)", p.Name, err)
+			}
+			time.Sleep(2 * time.Second)
+		}
+		ps := podStats(&sum, p.Name)
+		if ps.Memory == nil || ps.Memory.WorkingSetBytes == nil || *ps.Memory.WorkingSetBytes == 0 ||
+			ps.CPU == nil || ps.CPU.UsageCoreNanoSeconds == nil || *ps.CPU.UsageCoreNanoSeconds == 0 {
+			t.Errorf("pod %s's stats: memory %+v cpu %+v, want working set and cpu usage", p.Name, ps.Memory, ps.CPU)
+		}
+		pods := systemContainer(&sum, statsapi.SystemContainerPods)
+		if pods.Memory == nil || pods.Memory.UsageBytes == nil || *pods.Memory.UsageBytes == 0 {
+			t.Errorf("the pods' cgroup (%s) stats: memory %+v, want its usage", d.cgroup("kubepods"), pods.Memory)
+		}
 	})
 
 	t.Run("a Guaranteed pod's cgroup has its limits", func(t *testing.T) {
