@@ -230,8 +230,10 @@ start_nodelet() {
 		NODELET_BIN=$REPO_DIR/bin/nodelet
 	fi
 	ensure_bridge
-	# A Node left by an earlier run (etcd data is kept) would keep its old pods and addresses.
-	kubectl delete node "$NODE_NAME" --ignore-not-found --wait=true >/dev/null
+	# Nodes left by earlier runs (etcd data is kept): ours would keep its old pods and addresses,
+	# another (an end-to-end run cut short) stays NotReady and e2e.test waits for every node to
+	# be ready before its first spec. nodelet is to be the cluster's only node.
+	kubectl delete nodes --all --wait=true >/dev/null
 	mkdir -p "$NODE_ROOT" "$LOG_DIR" "$RUN_DIR"
 	write_file "$CONFORMANCE_DIR/kubelet-config.yaml" <<EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
