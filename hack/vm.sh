@@ -210,16 +210,11 @@ cmd_stop() {
 	pid=$(qemu_pid)
 	if [[ -n $pid ]]; then
 		vm_ssh systemctl poweroff >/dev/null 2>&1 || true
-		local i
-		for i in $(seq 90); do
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 1
-		done
-		if kill -0 "$pid" 2>/dev/null; then
+		if wait_for 90 none_alive "$pid"; then
+			log "the VM powered off"
+		else
 			log "the VM did not power off within 90 s: killing qemu $pid"
 			kill -9 "$pid" 2>/dev/null || true
-		else
-			log "the VM powered off"
 		fi
 	fi
 	rm -f "$VM_DIR/qemu.pid" "$VM_DIR/run.qcow2"
@@ -275,12 +270,7 @@ shutdown_test() {
 		vm_ssh 'journalctl --no-pager -o short-precise -u nodelet | tail -n 200' || true
 		return 1
 	fi
-	local i
-	for i in $(seq 120); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 1
-	done
-	if kill -0 "$pid" 2>/dev/null; then
+	if ! wait_for 120 none_alive "$pid"; then
 		log "the VM did not power off within 2 minutes of the graceful shutdown"
 		tail -n 40 "$VM_DIR/console.log"
 		return 1

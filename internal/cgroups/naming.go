@@ -100,9 +100,13 @@ func (l *Layout) Literal(name string) string {
 func (l *Layout) PodUID(dir string) (types.UID, bool) { return PodUIDFromDir(dir, l.Systemd()) }
 
 // PodCgroupsOf are the cgroups (cgroupfs form) pod uid's cgroup may be, one per QoS class.
-func (l *Layout) PodCgroupsOf(uid types.UID) []string {
+func (l *Layout) PodCgroupsOf(uid types.UID) []string { return PodCgroupsOf(l.pods, uid) }
+
+// PodCgroupsOf are the cgroups (cgroupfs form) under podsCgroup pod uid's cgroup may be, one per
+// QoS class.
+func PodCgroupsOf(podsCgroup string, uid types.UID) []string {
 	var out []string
-	for _, parent := range PodParents(l.pods) {
+	for _, parent := range PodParents(podsCgroup) {
 		out = append(out, path.Join(parent, "pod"+string(uid)))
 	}
 	return out

@@ -27,13 +27,14 @@ import (
 // still busy is an error, retried at the next housekeeping. With the systemd driver the pod's
 // slice unit is stopped through systemd first, which removes its directories.
 func (m *Manager) removePodCgroups(uid types.UID) error {
+	hierarchies, err := m.hierarchies()
+	if err != nil {
+		return err
+	}
 	var errs []error
 	names := m.cgroupNames()
-	for _, name := range cgroups.NewLayout(m.cfg.CgroupRoot, cgroups.DriverCgroupfs).PodCgroupsOf(uid) {
-		dirs, err := m.hierarchyDirs(names.Literal(name))
-		if err != nil {
-			return err
-		}
+	for _, name := range cgroups.PodCgroupsOf(m.cfg.CgroupRoot, uid) {
+		dirs := under(hierarchies, names.Literal(name))
 		if names.Systemd() && anyExists(dirs) && m.deps.PodCgroups != nil {
 			if err := m.deps.PodCgroups.Destroy(name); err != nil {
 				errs = append(errs, err)
@@ -57,10 +58,10 @@ func anyExists(dirs []string) bool {
 	return false
 }
 
-// hierarchyDirs returns the directories of the cgroup literal (the driver's name) in every
-// controller hierarchy (cgroup v1), the unified one and a pure v2 mount. It returns none without
-// a cgroup file system root (tests).
-func (m *Manager) hierarchyDirs(literal string) ([]string, error) {
+// hierarchies returns the cgroup file system's root (a pure v2 mount, or v1's parent of its
+// hierarchies) and every hierarchy under it (cgroup v1's controllers, the unified one). It
+// returns none without a cgroup file system root (tests).
+func (m *Manager) hierarchies() ([]string, error) {
 	root := m.cfg.CgroupFSRoot
 	if root == "" {
 		return nil, nil
@@ -69,26 +70,35 @@ func (m *Manager) hierarchyDirs(literal string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list cgroup hierarchies in %s: %w", root, err)
 	}
-	dirs := []string{filepath.Join(root, literal)}
+	out := []string{root}
 	for _, e := range ents {
 		if e.IsDir() {
-			dirs = append(dirs, filepath.Join(root, e.Name(), literal))
+			out = append(out, filepath.Join(root, e.Name()))
 		}
 	}
-	return dirs, nil
+	return out, nil
+}
+
+// under returns the directories of the cgroup literal (the driver's name) in each hierarchy.
+func under(hierarchies []string, literal string) []string {
+	out := make([]string, 0, len(hierarchies))
+	for _, h := range hierarchies {
+		out = append(out, filepath.Join(h, literal))
+	}
+	return out
 }
 
 // podCgroupDirs returns the directories pod uid's cgroup may have, whatever its QoS class, in
 // every hierarchy.
 func (m *Manager) podCgroupDirs(uid types.UID) ([]string, error) {
+	hierarchies, err := m.hierarchies()
+	if err != nil {
+		return nil, err
+	}
 	var out []string
 	names := m.cgroupNames()
-	for _, name := range cgroups.NewLayout(m.cfg.CgroupRoot, cgroups.DriverCgroupfs).PodCgroupsOf(uid) {
-		dirs, err := m.hierarchyDirs(names.Literal(name))
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, dirs...)
+	for _, name := range cgroups.PodCgroupsOf(m.cfg.CgroupRoot, uid) {
+		out = append(out, under(hierarchies, names.Literal(name))...)
 	}
 	return out, nil
 }
@@ -181,14 +191,14 @@ func removeCgroupTree(dir string) error {
 
 // podCgroupUIDs lists the UIDs of the pod cgroup directories in every hierarchy.
 func (m *Manager) podCgroupUIDs() (sets.Set[types.UID], error) {
+	hierarchies, err := m.hierarchies()
+	if err != nil {
+		return nil, err
+	}
 	names := m.cgroupNames()
 	var parents []string
 	for _, p := range cgroups.PodParents(m.cfg.CgroupRoot) {
-		dirs, err := m.hierarchyDirs(names.Literal(p))
-		if err != nil {
-			return nil, err
-		}
-		parents = append(parents, dirs...)
+		parents = append(parents, under(hierarchies, names.Literal(p))...)
 	}
 	uids := sets.New[types.UID]()
 	for _, parent := range parents {

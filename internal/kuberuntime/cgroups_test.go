@@ -19,15 +19,21 @@ import (
 	"github.com/nodelet/nodelet/internal/cgroups"
 )
 
-func TestRemovePodCgroups(t *testing.T) {
-	root := t.TempDir()
-	mk := func(p string) string {
+// dirMaker makes directories under root (stand-ins for cgroups) and returns their paths.
+func dirMaker(t *testing.T, root string) func(string) string {
+	return func(p string) string {
+		t.Helper()
 		dir := filepath.Join(root, p)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
 		return dir
 	}
+}
+
+func TestRemovePodCgroups(t *testing.T) {
+	root := t.TempDir()
+	mk := dirMaker(t, root)
 	gone := []string{mk("memory/kubepods/besteffort/podu1"), mk("cpu,cpuacct/kubepods/besteffort/podu1"), mk("kubepods/besteffort/podu1"),
 		// an empty child (a container whose creation was cut short) goes first
 		mk("blkio/kubepods/besteffort/podu1/cut-short")}
@@ -68,13 +74,7 @@ func TestRemovePodCgroups(t *testing.T) {
 // unit) before what is left of the directories.
 func TestPodCgroupsWithSystemd(t *testing.T) {
 	root := t.TempDir()
-	mk := func(p string) string {
-		dir := filepath.Join(root, p)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		return dir
-	}
+	mk := dirMaker(t, root)
 	pod := mk("kubepods.slice/kubepods-burstable.slice/kubepods-burstable-poda_b.slice")
 	other := mk("kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-podc_d.slice")
 	mk("kubepods.slice/kubepods-burstable.slice/not-a-pod.scope")
@@ -146,13 +146,7 @@ func TestHousekeepRemovesOrphanedPodCgroups(t *testing.T) {
 	root := h.withCgroupFS(t)
 	inRuntime := newPod() // not desired, but its containers are still there: RemovePod's job
 	h.mustSync(inRuntime)
-	mk := func(p string) string {
-		dir := filepath.Join(root, p)
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		return dir
-	}
+	mk := dirMaker(t, root)
 	kept := []string{mk("memory/kubepods/besteffort/pod" + string(inRuntime.UID)), mk("memory/kubepods/burstable/poddesired"),
 		mk("pids/kubepods/podbusy/a-container"), mk("memory/kubepods/besteffort/not-a-pod")}
 	gone := []string{mk("memory/kubepods/podgone"), mk("cpu/kubepods/besteffort/podgone"), mk("kubepods/burstable/podgone")}
