@@ -556,8 +556,21 @@ func runPods(t *testing.T, d driver) {
 		p := waitPod(t, "oom", "Failed", func(p *v1.Pod) bool { return p.Status.Phase == v1.PodFailed })
 		podCgroups = append(podCgroups, d.podCgroup(p))
 		cs := containerStatus(p, "c")
-		if cs == nil || cs.State.Terminated == nil || cs.State.Terminated.Reason != "OOMKilled" {
-			t.Errorf("container status %+v, want terminated with reason OOMKilled", cs)
+		if cs == nil || cs.State.Terminated == nil {
+			t.Fatalf("container status %+v, want terminated", cs)
+		}
+		if term := cs.State.Terminated; term.Reason != "OOMKilled" {
+			// containerd takes the reason from its OOM event, which may come after the task's
+			// exit (seen 1 run in 5 under the systemd driver): then it says Error, exit 137.
+			// The kernel's count in the pod cgroup (hierarchical) says whether the OOM killer
+			// ran; without it the container was not OOM-killed at all.
+			events := cgroupFile(t, d.podCgroup(p), "memory.events")
+			if term.ExitCode != 137 || !strings.Contains(events, "oom_kill ") || strings.Contains(events, "oom_kill 0") {
+				t.Errorf("container status %+v, want terminated with reason OOMKilled (pod cgroup memory.events: %q)", cs, events)
+			} else {
+				t.Logf("containerd reported %s (exit %d) for a container the kernel OOM-killed (pod cgroup memory.events: %q): its OOM event came after the exit",
+					term.Reason, term.ExitCode, strings.ReplaceAll(events, "\n", " "))
+			}
 		}
 	})
 
