@@ -18,8 +18,18 @@ run: testenv-up build
 test:
 	bash hack/test.sh
 
+## build: the nodelet binary as it is shipped: static (no cgo, no libc mapped), no symbol table
+## or DWARF (as upstream's release builds), paths trimmed. Every build of nodelet the tests,
+## the bench and the VM run is this one (`make build BIN=path`).
 build:
-	mkdir -p bin && go build -o $(BIN) ./cmd/nodelet
+	mkdir -p $(dir $(BIN)) && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o $(BIN) ./cmd/nodelet
+
+## featuregates: regenerate the upstream kubelet's feature gate table from k8s.io/kubernetes (hack/controlplane/k8s's version)
+.PHONY: featuregates
+featuregates:
+	cd hack/controlplane/k8s && go run -ldflags "$$(bash ../../cluster.sh ldflags)" ../../featuregates/gen.go > ../../../internal/kubeletconfig/featuregates_table.go.tmp
+	mv internal/kubeletconfig/featuregates_table.go.tmp internal/kubeletconfig/featuregates_table.go
+	gofmt -w internal/kubeletconfig/featuregates_table.go
 
 ## install: install nodelet as a systemd service (/usr/local/bin/nodelet, nodelet.service, /etc/nodelet/config.yaml)
 .PHONY: install

@@ -226,7 +226,7 @@ start_nodelet() {
 	node_kubeconfig=$(bash "$CLUSTER" kubeconfig "$NODE_NAME")
 	if [[ -z $NODELET_BIN ]]; then
 		log "building bin/nodelet"
-		(cd "$REPO_DIR" && mkdir -p bin && go build -o bin/nodelet ./cmd/nodelet) || die "building nodelet failed"
+		(cd "$REPO_DIR" && make -s build) || die "building nodelet failed"
 		NODELET_BIN=$REPO_DIR/bin/nodelet
 	fi
 	ensure_bridge

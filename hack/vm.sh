@@ -237,7 +237,7 @@ cmd_test() {
 	cmd_build
 	local out=$VM_DIR/stage
 	rm -rf "$out" && mkdir -p "$out"
-	(cd "$REPO_DIR" && CGO_ENABLED=0 go build -o "$out/nodelet" ./cmd/nodelet &&
+	(cd "$REPO_DIR" && make -s build BIN="$out/nodelet" &&
 		CGO_ENABLED=0 go test -c -tags vmguest -o "$out/vm.test" ./test/vm)
 	cp -r "$REPO_DIR/deploy" "$out/"
 	mkdir -p "$out/hack" && cp "$REPO_DIR/hack/install.sh" "$out/hack/"

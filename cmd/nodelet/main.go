@@ -12,11 +12,13 @@ import (
 	"syscall"
 
 	"github.com/spf13/pflag"
+	"google.golang.org/grpc/experimental"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
 	"github.com/nodelet/nodelet/internal/agent"
 	"github.com/nodelet/nodelet/internal/cli"
+	"github.com/nodelet/nodelet/internal/cri"
 	"github.com/nodelet/nodelet/internal/kubeletconfig"
 	"github.com/nodelet/nodelet/internal/podconfig"
 )
@@ -29,6 +31,9 @@ const defaultGCPercent = 50
 
 func main() {
 	setGCPercent(os.LookupEnv)
+	// Before any gRPC connection: the pool for CRI messages without gRPC's 1 MiB tier (why:
+	// cri.NewBufferPool).
+	experimental.SetDefaultBufferPool(cri.NewBufferPool())
 	os.Exit(run(os.Args[1:]))
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/nodelet/nodelet/internal/admission"
 	"github.com/nodelet/nodelet/internal/allocation"
 	"github.com/nodelet/nodelet/internal/cgroups"
+	"github.com/nodelet/nodelet/internal/checkpoint"
 	"github.com/nodelet/nodelet/internal/containergc"
 	"github.com/nodelet/nodelet/internal/cri"
 	"github.com/nodelet/nodelet/internal/events"
@@ -68,6 +69,7 @@ type node struct {
 	relister   relister
 	probes     *prober.Manager
 	syncer     *podsync.Syncer
+	keeper     *checkpoint.Keeper
 	workers    *podworkers.PodWorkers
 	containers *containergc.Manager
 	dispatcher *syncloop.Dispatcher
@@ -260,6 +262,9 @@ func (n *node) buildPods(desired syncloop.Desired) error {
 		syncDeps.Mirrors = cl.mirrors
 	}
 	if n.syncer, err = podsync.New(podsync.Config{HostIPs: facts.hostIPs}, syncDeps); err != nil {
+		return err
+	}
+	if n.keeper, err = restoreCheckpoint(cfg, deps, n.syncer, n.rt); err != nil {
 		return err
 	}
 	if n.workers, err = podworkers.New(podworkers.Config{Clock: deps.Clock, ResyncInterval: cfg.SyncFrequency, JitterFactor: 0.5},

@@ -73,6 +73,7 @@ func (n *node) run(ctx context.Context) error {
 	g.start("eviction manager", func() error { n.evictions.Run(ctx); return nil })
 	g.start("node shutdown manager", func() error { n.shutdown.Run(ctx); return nil })
 	n.relister.Start(ctx)
+	g.start("checkpoint", func() error { n.keeper.Run(ctx); return nil })
 	g.start("pod cleanup", func() error { n.dispatcher.Run(ctx); return nil })
 	sources := cfg.Sources()
 	klog.InfoS("Starting the sync loop", "node", cfg.NodeName, "hostIPs", n.facts.hostIPs, "sources", sources)

@@ -22,6 +22,11 @@ type Config struct {
 	KubeletConfiguration kubeletconfigv1beta1.KubeletConfiguration
 	// ConfigFile is --config as given; empty when no file was loaded.
 	ConfigFile string
+	// ConfigDir is --config-dir as given; DropIns, the files of it merged, in order;
+	// SkippedDropIns, the other files in it (not ending in .conf).
+	ConfigDir      string
+	DropIns        []string
+	SkippedDropIns []string
 	// Kubeconfig is --kubeconfig: set, nodelet joins the cluster as a node (API-server mode).
 	Kubeconfig string
 	// RootDir is --root-dir, default DefaultRootDir.

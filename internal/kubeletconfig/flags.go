@@ -27,6 +27,7 @@ type Loader struct {
 	loaded    bool
 
 	configFile       string
+	configDir        string
 	kubeconfig       string
 	rootDir          string
 	hostnameOverride string
@@ -73,6 +74,7 @@ func (l *Loader) FlagSet() *pflag.FlagSet { return l.fs }
 func (l *Loader) addFlags() {
 	fs := l.fs
 	fs.StringVar(&l.configFile, "config", l.configFile, "nodelet loads its initial configuration from this file. The path may be absolute or relative; relative paths start at the current working directory. Omit this flag to use the built-in default configuration values. Command-line flags override configuration from this file.")
+	fs.StringVar(&l.configDir, "config-dir", l.configDir, "Path to a directory containing drop-in configuration files that override settings from defaults and the --config file. The path may be absolute or relative; relative paths start at the current working directory. Drop-in files must have a '.conf' suffix (e.g., '99-kubelet-address.conf') and are processed in lexical order. Only '.conf' files are loaded; all other files are ignored (and logged). All .conf files in the directory and its subdirectories are processed in lexical order. Unlike the kubelet, a field a drop-in does not know is an error.")
 	fs.StringVar(&l.kubeconfig, "kubeconfig", l.kubeconfig, "Path to a kubeconfig file, specifying how to connect to the API server. Providing --kubeconfig enables API server mode, omitting --kubeconfig enables standalone mode.")
 	fs.StringVar(&l.rootDir, "root-dir", l.rootDir, "Directory path for managing nodelet files (volume mounts, etc).")
 	fs.StringVar(&l.hostnameOverride, "hostname-override", l.hostnameOverride, "If non-empty, will use this string as identification instead of the actual hostname.")
@@ -110,6 +112,8 @@ type kcfg = kubeletconfigv1beta1.KubeletConfiguration
 // configFlags are the KubeletConfiguration flags nodelet implements, with the
 // upstream help texts (cmd/kubelet/app/options/options.go).
 var configFlags = []configFlag{
+	{"feature-gates", "featureGates", "A set of key=value pairs that describe feature gates for alpha/experimental features: those of the upstream kubelet v1.37 (an unknown gate is an error). The gates given here are merged over the config file's featureGates.",
+		func(kc *kcfg) any { return (*gateMap)(&kc.FeatureGates) }},
 	{"pod-manifest-path", "staticPodPath", "Path to the directory containing static pod files to run, or the path to a single static pod file. Files starting with dots will be ignored.",
 		func(kc *kcfg) any { return &kc.StaticPodPath }},
 	{"manifest-url", "staticPodURL", "URL for accessing additional Pod specifications to run",

@@ -103,7 +103,9 @@ func TestFieldListsNameRealFields(t *testing.T) {
 		}
 	}
 	for _, f := range configFlags {
-		if !slices.Contains(implementedFields, f.path) {
+		// featureGates is implemented gate by gate (featureGates.EventedPLEG...): its flag sets
+		// the gates, which are checked and reported one by one.
+		if !slices.Contains(implementedFields, f.path) && !hasKnownChild(f.path) {
 			t.Errorf("--%s sets %q, which is not in implementedFields", f.name, f.path)
 		}
 	}

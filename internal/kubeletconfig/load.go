@@ -79,9 +79,6 @@ func (l *Loader) Load(args []string, hostname HostnameFunc) (*Config, error) {
 		}
 		cfg.KubeletConfiguration = f.config
 		raw = f.raw
-		if cfg.Ignored, err = ignoredFields(f.raw, f.config); err != nil {
-			return nil, fmt.Errorf("load %s: %w", cfg.ConfigFile, err)
-		}
 	} else {
 		cfg.KubeletConfiguration = flagsOnlyDefaults()
 		if cfg.Kubeconfig != "" && !l.fs.Changed("read-only-port") {
@@ -91,11 +88,35 @@ func (l *Loader) Load(args []string, hostname HostnameFunc) (*Config, error) {
 		}
 	}
 
-	// Flags that were set win over the file (upstream
-	// kubeletConfigFlagPrecedence).
+	// Then the drop-ins of --config-dir, in order (upstream mergeKubeletConfigurations).
+	if l.configDir != "" {
+		d, err := mergeDropIns(l.configDir, cfg.KubeletConfiguration, raw)
+		if err != nil {
+			return nil, fmt.Errorf("--config-dir %s: %w", l.configDir, err)
+		}
+		cfg.ConfigDir, cfg.DropIns, cfg.SkippedDropIns = l.configDir, d.applied, d.skipped
+		cfg.KubeletConfiguration, raw = d.config, d.raw
+	}
+	if raw != nil {
+		var err error
+		if cfg.Ignored, err = ignoredFields(raw, cfg.KubeletConfiguration); err != nil {
+			return nil, fmt.Errorf("load %s: %w", cfg.ConfigFile, err)
+		}
+	}
+
+	// Flags that were set win over the file and the drop-ins (upstream
+	// kubeletConfigFlagPrecedence); --feature-gates key by key, over the others' gates.
+	fileGates := cfg.KubeletConfiguration.FeatureGates
 	for _, f := range configFlags {
 		if l.fs.Changed(f.name) {
 			f.apply(&cfg.KubeletConfiguration, &l.flagConfig)
+		}
+	}
+	if l.fs.Changed("feature-gates") {
+		for k, v := range fileGates {
+			if _, set := cfg.KubeletConfiguration.FeatureGates[k]; !set {
+				cfg.KubeletConfiguration.FeatureGates[k] = v
+			}
 		}
 	}
 
@@ -120,7 +141,17 @@ func (l *Loader) Load(args []string, hostname HostnameFunc) (*Config, error) {
 		if logger.GetSink() == nil {
 			logger = klog.Background() // as klog.InfoS
 		}
-		logger.Info(ignoredMessage, "fields", cfg.Ignored, "config", cfg.ConfigFile)
+		logger.Info(ignoredMessage, "fields", cfg.Ignored, "config", cfg.ConfigFile, "dropIns", cfg.DropIns)
+	}
+	if len(cfg.DropIns) > 0 || len(cfg.SkippedDropIns) > 0 {
+		logger := l.logger
+		if logger.GetSink() == nil {
+			logger = klog.Background()
+		}
+		logger.Info("Merged the drop-in configuration files", "configDir", cfg.ConfigDir, "applied", cfg.DropIns)
+		for _, f := range cfg.SkippedDropIns {
+			logger.Info("Skipped a file in the drop-in directory: only files ending in .conf are read", "file", f)
+		}
 	}
 	return cfg, nil
 }

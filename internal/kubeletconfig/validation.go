@@ -26,7 +26,7 @@ import (
 // stricter where nodelet would otherwise misbehave at run time (zero periods,
 // malformed URLs, header names, endpoints).
 func validate(kc *kubeletconfigv1beta1.KubeletConfiguration) field.ErrorList {
-	var errs field.ErrorList
+	errs := validateFeatureGates(kc.FeatureGates)
 
 	for _, d := range []struct {
 		name  string

@@ -174,6 +174,7 @@ func (m *Manager) checkCrashBackOff(pod *v1.Pod, c *v1.Container, last *containe
 		return &ContainerError{Container: c.Name, Reason: ReasonCrashLoopBackOff, Message: msg, Until: last.FinishedAt.Add(m.crashBackOff.Get(key))}
 	}
 	m.crashBackOff.Next(key, last.FinishedAt)
+	m.recordBackOff(pod.UID, key)
 	return nil
 }
 

@@ -207,6 +207,8 @@ type Manager struct {
 	pullMu       sync.Mutex // held across a pull when SerializeImagePulls
 	pullFailMu   sync.Mutex
 	pullFailed   map[string]time.Time // pull back-off key → time of the last failed pull
+	backOffMu    sync.Mutex
+	backOffs     map[string]backOffRecord // crash back-off key → its pod and delay (the checkpoint's)
 }
 
 // CrashLoopBackOff timings, as upstream: 10 s doubling to 300 s; a container that ran for
@@ -235,7 +237,7 @@ func New(cfg Config, deps Deps) (*Manager, error) {
 		policy = *cfg.DeadContainers
 	}
 	cfg.DeadContainers = &policy
-	m := &Manager{cfg: cfg, deps: deps, pullFailed: map[string]time.Time{},
+	m := &Manager{cfg: cfg, deps: deps, pullFailed: map[string]time.Time{}, backOffs: map[string]backOffRecord{},
 		crashBackOff: flowcontrol.NewBackOff(crashBackOffInitial, crashBackOffMax),
 		pullBackOff:  flowcontrol.NewBackOff(pullBackOffInitial, pullBackOffMax),
 	}
@@ -248,6 +250,7 @@ func New(cfg Config, deps Deps) (*Manager, error) {
 func (m *Manager) GCBackOff() {
 	m.crashBackOff.GC()
 	m.pullBackOff.GC()
+	m.forgetBackOffs()
 	m.pullFailMu.Lock()
 	defer m.pullFailMu.Unlock()
 	for key, t := range m.pullFailed {

@@ -43,6 +43,7 @@ type fileSource struct {
 	entries map[string]fileEntry
 	dups    map[string]string // path → duplicate-name reason last reported
 	owners  map[string]string // full name → the path that defined it at the last listing
+	skipped map[string]bool   // names skipManifest skipped at the last listing (logged once)
 }
 
 // RunFileSource watches cfg.Path until ctx ends. A missing path is an empty source (and
@@ -167,7 +168,8 @@ func (s *fileSource) list() []*v1.Pod {
 	return pods
 }
 
-// paths lists the manifest files: the path itself, or the non-hidden entries of the directory.
+// paths lists the manifest files: the path itself, or the entries of the directory that
+// skipManifest does not skip.
 func (s *fileSource) paths() ([]string, error) {
 	st, err := os.Stat(s.cfg.Path)
 	if err != nil {
@@ -181,11 +183,18 @@ func (s *fileSource) paths() ([]string, error) {
 		return nil, fmt.Errorf("read manifest directory: %w", err)
 	}
 	var out []string
+	skipped := map[string]bool{}
 	for _, e := range ents {
-		if !strings.HasPrefix(e.Name(), ".") { // hidden files are ignored, as upstream
-			out = append(out, filepath.Join(s.cfg.Path, e.Name()))
+		if reason, skip := skipManifest(e.Name()); skip {
+			if !s.skipped[e.Name()] {
+				klog.V(2).InfoS("Not reading a file of the manifest directory", "path", filepath.Join(s.cfg.Path, e.Name()), "reason", reason)
+			}
+			skipped[e.Name()] = true
+			continue
 		}
+		out = append(out, filepath.Join(s.cfg.Path, e.Name()))
 	}
+	s.skipped = skipped
 	sort.Strings(out)
 	return out, nil
 }

@@ -12,6 +12,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 
+	"github.com/nodelet/nodelet/internal/checkpoint"
 	"github.com/nodelet/nodelet/internal/container"
 	"github.com/nodelet/nodelet/internal/kuberuntime"
 	"github.com/nodelet/nodelet/internal/podworkers"
@@ -71,6 +72,11 @@ type Syncer struct {
 
 	mu     sync.Mutex
 	states map[types.UID]State
+	names  map[types.UID]types.NamespacedName // of the pods in states, for the checkpoint
+	// restored are the start times a checkpoint kept (Restore), used by each pod's first sync
+	// and kept in the checkpoint until restoredUntil for pods that have not synced yet.
+	restored      map[types.UID]checkpoint.Pod
+	restoredUntil time.Time
 }
 
 // Deps are the Syncer's collaborators.
@@ -104,7 +110,7 @@ func New(cfg Config, deps Deps) (*Syncer, error) {
 	if deps.Runtime == nil || deps.Statuses == nil || deps.Probes == nil || deps.Clock == nil {
 		return nil, errors.New("podsync: Runtime, Statuses, Probes and Clock are required")
 	}
-	return &Syncer{cfg: cfg, deps: deps, states: map[types.UID]State{}}, nil
+	return &Syncer{cfg: cfg, deps: deps, states: map[types.UID]State{}, names: map[types.UID]types.NamespacedName{}}, nil
 }
 
 // node is the node facts of a step: the runtime's name is known once the runtime answered.
@@ -136,7 +142,14 @@ func (s *Syncer) allocated(pod *v1.Pod) *v1.Pod {
 func (s *Syncer) input(work podworkers.WorkType, pod *v1.Pod, ps *container.PodStatus, now time.Time) Input {
 	s.mu.Lock()
 	prev := s.states[pod.UID]
+	restored, isRestored := s.restored[pod.UID]
 	s.mu.Unlock()
+	if isRestored && prev.Status.StartTime == nil && pod.Status.StartTime == nil && !restored.StartTime.IsZero() {
+		// The pod's first sync since a restart: it started when the checkpoint says, as if the
+		// API server's copy of its status said so.
+		pod = pod.DeepCopy()
+		pod.Status.StartTime = restored.StartTime.DeepCopy()
+	}
 	in := Input{Work: work, Pod: pod, Runtime: ps, Probes: s.deps.Probes.Results(pod, currentIDs(ps)), Prev: prev, Now: now, Node: s.node()}
 	if s.deps.Allocations != nil {
 		in.ResizeConditions = s.deps.Allocations.ResizeConditions(pod.UID)
@@ -149,6 +162,8 @@ func (s *Syncer) apply(pod *v1.Pod, out Output) {
 	s.deps.Statuses.SetPodStatus(pod, out.Status)
 	s.mu.Lock()
 	s.states[pod.UID] = out.Next
+	s.names[pod.UID] = types.NamespacedName{Namespace: pod.Namespace, Name: pod.Name}
+	delete(s.restored, pod.UID)
 	s.mu.Unlock()
 	if out.StartObserved && s.deps.Metrics != nil {
 		s.deps.Metrics.ObservePodStart(out.StartDuration)
@@ -242,6 +257,49 @@ func (s *Syncer) SyncTerminatedPod(_ context.Context, pod *v1.Pod, ps *container
 	}
 	s.mu.Lock()
 	delete(s.states, pod.UID)
+	delete(s.names, pod.UID)
+	delete(s.restored, pod.UID)
 	s.mu.Unlock()
 	return nil
+}
+
+// restoredKept is how long start times restored from a checkpoint are kept for pods that have
+// not synced since: their sources deliver them within seconds of a start; a pod deleted while
+// nodelet was down never syncs, and is forgotten.
+const restoredKept = 2 * time.Minute
+
+// Restore takes the start times a checkpoint kept, before the first sync: each pod's first
+// sync starts from it (a pod whose status already has a start time keeps that one).
+func (s *Syncer) Restore(pods []checkpoint.Pod) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.restored = make(map[types.UID]checkpoint.Pod, len(pods))
+	for _, p := range pods {
+		s.restored[p.UID] = p
+	}
+	s.restoredUntil = s.deps.Clock.Now().Add(restoredKept)
+}
+
+// Pods returns the start time of every pod synced (checkpoint.Sources), and for a while after
+// Restore those restored that have not synced yet.
+func (s *Syncer) Pods() []checkpoint.Pod {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]checkpoint.Pod, 0, len(s.states)+len(s.restored))
+	for uid, st := range s.states {
+		if st.Status.StartTime == nil {
+			continue
+		}
+		n := s.names[uid]
+		out = append(out, checkpoint.Pod{UID: uid, Namespace: n.Namespace, Name: n.Name, StartTime: *st.Status.StartTime})
+	}
+	if s.deps.Clock.Now().Before(s.restoredUntil) {
+		for uid, p := range s.restored {
+			if _, synced := s.states[uid]; !synced {
+				p.BackOffs = nil
+				out = append(out, p)
+			}
+		}
+	}
+	return out
 }

@@ -10,9 +10,11 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
 
+	"github.com/nodelet/nodelet/internal/checkpoint"
 	"github.com/nodelet/nodelet/internal/container"
 	"github.com/nodelet/nodelet/internal/kuberuntime"
 	"github.com/nodelet/nodelet/internal/podconfig"
@@ -358,4 +360,63 @@ func mustNew(t testing.TB, cfg Config, deps Deps) *Syncer {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// A pod's start time survives a restart of nodelet through the checkpoint: the first sync of
+// a restored pod keeps the restored start time, which Pods then reports; a pod whose API
+// status has a start time keeps that one; restored pods that have not synced are kept in
+// Pods for a while, then forgotten.
+func TestRestoredStartTimes(t *testing.T) {
+	f := newFixture(kuberuntime.SyncResult{})
+	clock := clocktesting.NewFakeClock(t0)
+	f.s.deps.Clock = clock
+	then := metav1.NewTime(t0.Add(-time.Hour).Truncate(time.Second))
+	p := podOf(v1.RestartPolicyAlways) // UID "u"
+	f.s.Restore([]checkpoint.Pod{
+		{UID: p.UID, Namespace: p.Namespace, Name: p.Name, StartTime: then},
+		{UID: "not-synced", Namespace: "default", Name: "later", StartTime: then},
+	})
+	if got := f.s.Pods(); len(got) != 2 {
+		t.Fatalf("Pods before any sync = %v, want the two restored pods", got)
+	}
+	if _, err := f.s.SyncPod(context.Background(), podworkers.SyncPodSync, p, inSandbox(instance("1", container.StateRunning, 0, 10))); err != nil {
+		t.Fatal(err)
+	}
+	if st := f.statuses.last(t); st.StartTime == nil || !st.StartTime.Equal(&then) {
+		t.Errorf("startTime after the restart = %v, want the restored %v", st.StartTime, then)
+	}
+	pods := f.s.Pods()
+	if len(pods) != 2 {
+		t.Fatalf("Pods after the sync = %v, want the synced pod and the restored one not synced yet", pods)
+	}
+	for _, got := range pods {
+		if !got.StartTime.Equal(&then) {
+			t.Errorf("Pods: %s started at %v, want %v", got.UID, got.StartTime, then)
+		}
+	}
+	clock.Step(restoredKept + time.Second)
+	if pods := f.s.Pods(); len(pods) != 1 || pods[0].UID != p.UID || pods[0].Name != p.Name {
+		t.Errorf("Pods after %v = %v, want only the synced pod %s", restoredKept, pods, p.UID)
+	}
+
+	// A pod whose status (the API server's) already has a start time keeps it.
+	g := newFixture(kuberuntime.SyncResult{})
+	api := metav1.NewTime(t0.Add(-time.Minute).Truncate(time.Second))
+	q := podOf(v1.RestartPolicyAlways)
+	q.Status.StartTime = &api
+	g.s.Restore([]checkpoint.Pod{{UID: q.UID, StartTime: then}})
+	if _, err := g.s.SyncPod(context.Background(), podworkers.SyncPodSync, q, inSandbox(instance("1", container.StateRunning, 0, 10))); err != nil {
+		t.Fatal(err)
+	}
+	if st := g.statuses.last(t); st.StartTime == nil || !st.StartTime.Equal(&api) {
+		t.Errorf("startTime = %v, want the API status's %v", st.StartTime, api)
+	}
+	// Without a checkpoint, a pod starts at its first sync.
+	h := newFixture(kuberuntime.SyncResult{})
+	if _, err := h.s.SyncPod(context.Background(), podworkers.SyncPodSync, podOf(v1.RestartPolicyAlways), nil); err != nil {
+		t.Fatal(err)
+	}
+	if st := h.statuses.last(t); st.StartTime == nil || !st.StartTime.Time.Equal(t0) {
+		t.Errorf("startTime without a checkpoint = %v, want the first sync's %v", st.StartTime, t0)
+	}
 }

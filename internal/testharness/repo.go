@@ -44,10 +44,11 @@ func RunLogged(ctx context.Context, dir, name string, args ...string) error {
 	return nil
 }
 
-// BuildNodelet builds root's ./cmd/nodelet into dir and returns the binary's path.
+// BuildNodelet builds root's ./cmd/nodelet into dir with the Makefile's build target (the
+// binary as shipped) and returns the binary's path.
 func BuildNodelet(ctx context.Context, root, dir string) (string, error) {
 	bin := filepath.Join(dir, "nodelet")
-	if err := RunLogged(ctx, root, "go", "build", "-o", bin, "./cmd/nodelet"); err != nil {
+	if err := RunLogged(ctx, root, "make", "-s", "build", "BIN="+bin); err != nil {
 		return "", fmt.Errorf("build nodelet: %w", err)
 	}
 	return bin, nil
