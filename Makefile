@@ -31,6 +31,12 @@ featuregates:
 	mv internal/kubeletconfig/featuregates_table.go.tmp internal/kubeletconfig/featuregates_table.go
 	gofmt -w internal/kubeletconfig/featuregates_table.go
 
+## cligolden: regenerate internal/cli/testdata/describe-pod.golden with the real kubectl describe (hack/controlplane/k8s's version)
+.PHONY: cligolden
+cligolden:
+	cd hack/controlplane/k8s && go run ../../cligolden/gen.go ../../../internal/cli/testdata/describe-pod.json > ../../../internal/cli/testdata/describe-pod.golden.tmp
+	mv internal/cli/testdata/describe-pod.golden.tmp internal/cli/testdata/describe-pod.golden
+
 ## install: install nodelet as a systemd service (/usr/local/bin/nodelet, nodelet.service, /etc/nodelet/config.yaml)
 .PHONY: install
 install: build

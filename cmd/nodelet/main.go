@@ -53,12 +53,12 @@ func run(args []string) int {
 	if cli.IsCommand(args) { // nodelet get pods, nodelet logs ...: talk to the local API
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 		defer stop()
-		return cli.Run(ctx, args, os.Stdout, os.Stderr, clock.RealClock{})
+		return cli.Run(ctx, args, os.Stdout, os.Stderr, clock.RealClock{}, agent.Version)
 	}
 	loader := kubeletconfig.NewFlagSet("nodelet")
 	cfg, err := loader.Load(args, nil)
 	if errors.Is(err, pflag.ErrHelp) {
-		fmt.Printf("nodelet: a Kubernetes node agent that takes the kubelet's flags and config file.\n\nUsage: nodelet [flags]\n\nFlags:\n%s", loader.FlagSet().FlagUsages())
+		fmt.Printf("nodelet: a Kubernetes node agent that takes the kubelet's flags and config file.\n\nUsage: nodelet [flags]\n\nCommands (talking to a running nodelet):\n%s\nFlags:\n%s", cli.Usage, loader.FlagSet().FlagUsages())
 		return 0
 	}
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"k8s.io/klog/v2"
+	kubeletconfigv1 "k8s.io/kubelet/config/v1"
 	"k8s.io/utils/clock"
 
 	"github.com/nodelet/nodelet/internal/cgroups"
@@ -38,14 +39,18 @@ type Config struct {
 	StaticPodPath      string
 	FileCheckFrequency time.Duration
 	// StaticPodURL is polled for a Pod or PodList; empty disables the HTTP source.
-	StaticPodURL        string
-	StaticPodURLHeader  http.Header
-	HTTPCheckFrequency  time.Duration
-	SyncFrequency       time.Duration
-	ClusterDNS          []string
-	ClusterDomain       string
-	ResolvConf          string
-	SerializeImagePulls bool
+	StaticPodURL       string
+	StaticPodURLHeader http.Header
+	HTTPCheckFrequency time.Duration
+	SyncFrequency      time.Duration
+	ClusterDNS         []string
+	ClusterDomain      string
+	ResolvConf         string
+	// CredentialProviders are the image credential provider plugins (credentialplugin.ReadConfig
+	// of --image-credential-provider-config), their binaries in CredentialProviderBinDir.
+	CredentialProviders      []kubeletconfigv1.CredentialProvider
+	CredentialProviderBinDir string
+	SerializeImagePulls      bool
 	// ImageGC is the image garbage collection policy (imageGC*ThresholdPercent,
 	// imageMinimumGCAge, imageMaximumGCAge, --image-gc-period).
 	ImageGC imagegc.Policy

@@ -1,16 +1,19 @@
 package agent
 
 import (
+	"fmt"
 	"net"
 	"net/http"
 	"path"
 	"strconv"
 	"time"
 
+	kubeletconfigv1 "k8s.io/kubelet/config/v1"
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 	"k8s.io/utils/ptr"
 
 	"github.com/nodelet/nodelet/internal/containergc"
+	"github.com/nodelet/nodelet/internal/credentialplugin"
 	"github.com/nodelet/nodelet/internal/eviction"
 	"github.com/nodelet/nodelet/internal/imagegc"
 	"github.com/nodelet/nodelet/internal/kubeletconfig"
@@ -49,28 +52,35 @@ func ConfigFrom(cfg *kubeletconfig.Config) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
+	var credProviders []kubeletconfigv1.CredentialProvider
+	if cfg.ImageCredentialProviderConfig != "" {
+		if credProviders, err = credentialplugin.ReadConfig(cfg.ImageCredentialProviderConfig); err != nil {
+			return Config{}, fmt.Errorf("--image-credential-provider-config: %w", err)
+		}
+	}
 	// Pods go under <cgroupRoot>/kubepods, as upstream's cgroupfs layout with cgroupsPerQOS
 	// (cgroupRoot defaults to /).
 	podsCgroup := path.Join("/", kc.CgroupRoot, "kubepods")
 	return Config{
-		PodsCgroup:             podsCgroup,
-		CgroupDriver:           kc.CgroupDriver,
-		NodeName:               cfg.NodeName,
-		NodeIP:                 cfg.NodeIP,
-		RootDir:                cfg.RootDir,
-		PodLogsDir:             kc.PodLogsDir,
-		RuntimeEndpoint:        kc.ContainerRuntimeEndpoint,
-		ReadOnlyAddress:        readOnly,
-		Profiling:              ptr.Deref(kc.EnableProfilingHandler, true),
-		StaticPodPath:          kc.StaticPodPath,
-		FileCheckFrequency:     kc.FileCheckFrequency.Duration,
-		StaticPodURL:           kc.StaticPodURL,
-		StaticPodURLHeader:     http.Header(kc.StaticPodURLHeader),
-		HTTPCheckFrequency:     kc.HTTPCheckFrequency.Duration,
-		SyncFrequency:          kc.SyncFrequency.Duration,
-		ClusterDNS:             kc.ClusterDNS,
-		ClusterDomain:          kc.ClusterDomain,
-		ResolvConf:             ptr.Deref(kc.ResolverConfig, "/etc/resolv.conf"),
+		PodsCgroup:          podsCgroup,
+		CgroupDriver:        kc.CgroupDriver,
+		NodeName:            cfg.NodeName,
+		NodeIP:              cfg.NodeIP,
+		RootDir:             cfg.RootDir,
+		PodLogsDir:          kc.PodLogsDir,
+		RuntimeEndpoint:     kc.ContainerRuntimeEndpoint,
+		ReadOnlyAddress:     readOnly,
+		Profiling:           ptr.Deref(kc.EnableProfilingHandler, true),
+		StaticPodPath:       kc.StaticPodPath,
+		FileCheckFrequency:  kc.FileCheckFrequency.Duration,
+		StaticPodURL:        kc.StaticPodURL,
+		StaticPodURLHeader:  http.Header(kc.StaticPodURLHeader),
+		HTTPCheckFrequency:  kc.HTTPCheckFrequency.Duration,
+		SyncFrequency:       kc.SyncFrequency.Duration,
+		ClusterDNS:          kc.ClusterDNS,
+		ClusterDomain:       kc.ClusterDomain,
+		ResolvConf:          ptr.Deref(kc.ResolverConfig, "/etc/resolv.conf"),
+		CredentialProviders: credProviders, CredentialProviderBinDir: cfg.ImageCredentialProviderBinDir,
 		SerializeImagePulls:    kc.SerializeImagePulls == nil || *kc.SerializeImagePulls,
 		SeccompDefault:         ptr.Deref(kc.SeccompDefault, false),
 		FailCgroupV1:           ptr.Deref(kc.FailCgroupV1, true),

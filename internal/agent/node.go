@@ -17,6 +17,7 @@ import (
 	"github.com/nodelet/nodelet/internal/cgroups"
 	"github.com/nodelet/nodelet/internal/checkpoint"
 	"github.com/nodelet/nodelet/internal/containergc"
+	"github.com/nodelet/nodelet/internal/credentialplugin"
 	"github.com/nodelet/nodelet/internal/cri"
 	"github.com/nodelet/nodelet/internal/events"
 	"github.com/nodelet/nodelet/internal/eviction"
@@ -169,9 +170,11 @@ func newNode(cfg Config, deps Deps) (*node, error) {
 	}
 	n.pods = podmanager.New()
 	n.statuses = statusmanager.New(n.pods)
-	n.mux = podconfig.NewMux(deps.Clock, deps.Reporter, 50)
 	n.store = newRecorder(deps.Clock, cfg.NodeName)
 	n.recorder = &teeRecorder{local: n.store, nodeName: cfg.NodeName}
+	// A rejected manifest is also a node event, so `nodelet events` shows it beside the log.
+	n.deps.Reporter = eventReporter{next: deps.Reporter, recorder: n.recorder}
+	n.mux = podconfig.NewMux(deps.Clock, n.deps.Reporter, 50)
 	n.queue = syncloop.NewWorkQueue(deps.Clock)
 	n.km, n.probeMetrics = metrics.New(deps.Clock), metrics.NewProbes()
 	if n.client, err = cri.New(cfg.RuntimeEndpoint, n.km.DialOptions()...); err != nil {
@@ -228,6 +231,13 @@ func (n *node) buildPods(desired syncloop.Desired) error {
 		return err
 	}
 	rtDeps.QoS, rtDeps.PodCgroups, rtDeps.CgroupNames = n.qos, setter, n.cgroupNames
+	if len(cfg.CredentialProviders) > 0 {
+		plugins, err := credentialplugin.New(credentialplugin.Config{Providers: cfg.CredentialProviders, BinDir: cfg.CredentialProviderBinDir}, deps.Clock)
+		if err != nil {
+			return fmt.Errorf("--image-credential-provider-bin-dir: %w", err)
+		}
+		rtDeps.CredentialPlugins = plugins
+	}
 	resolv, err := readResolvConf(cfg.ResolvConf)
 	if err != nil {
 		return err

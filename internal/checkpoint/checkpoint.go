@@ -101,8 +101,14 @@ func sorted(d Data) Data {
 
 // Load reads the checkpoint in dir. A missing file is an empty state. A file that cannot be
 // used is moved aside to <name>.corrupt and its error returned with an empty state: the
-// caller logs it and starts without.
+// caller logs it and starts without. Temporary files of interrupted writes are removed.
 func Load(dir string) (Data, error) {
+	// A write a kill interrupted leaves its temporary file: nothing reads it.
+	if stale, err := filepath.Glob(filepath.Join(dir, "."+FileName+".*")); err == nil {
+		for _, f := range stale {
+			_ = os.Remove(f)
+		}
+	}
 	path := filepath.Join(dir, FileName)
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {

@@ -78,6 +78,10 @@ func TestSaveLoad(t *testing.T) {
 	if err := Save(dir, sample()); err != nil {
 		t.Fatal(err)
 	}
+	// A write a kill interrupted left its temporary file: Load removes it.
+	if err := os.WriteFile(filepath.Join(dir, "."+FileName+".12345"), []byte("{half"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	d, err := Load(dir)
 	if err != nil {
 		t.Fatal(err)

@@ -29,12 +29,16 @@ const (
 // podsTimeout bounds GET /pods; logs have no bound, a followed log streams until interrupted.
 const podsTimeout = 30 * time.Second
 
-const usage = `nodelet get pods, nodelet logs and nodelet events talk to a running nodelet's read-only API.
+// Usage lists the commands and their flags.
+const Usage = `nodelet get pods, describe pod, logs and events talk to a running nodelet's read-only API;
+nodelet version prints nodelet's version.
 
 Usage:
-  nodelet get pods [NAME...] [-n NAMESPACE | -A] [-o wide] [--server URL]
+  nodelet version [-o json]
+  nodelet get pods [NAME...] [-n NAMESPACE | -A] [-o wide|json|yaml|name] [--server URL]
   nodelet logs POD [-c CONTAINER] [-f] [-p] [--tail N] [--timestamps] [--since DURATION |
                --since-time RFC3339] [--limit-bytes N] [-n NAMESPACE] [--server URL]
+  nodelet describe pod NAME... [-n NAMESPACE] [--server URL]
   nodelet events [POD] [-n NAMESPACE | -A] [--server URL]
 
 The server is ` + DefaultServer + ` unless --server is given.
@@ -43,16 +47,17 @@ The server is ` + DefaultServer + ` unless --server is given.
 // IsCommand tells whether args (the command line without the program name) name one of the
 // commands Run executes, for main to dispatch them before parsing the agent's flags.
 func IsCommand(args []string) bool {
-	return len(args) > 0 && (args[0] == "get" || args[0] == "logs" || args[0] == "events")
+	return len(args) > 0 && (args[0] == "get" || args[0] == "logs" || args[0] == "events" || args[0] == "describe" || args[0] == "version" || args[0] == "--version")
 }
 
-// Run executes `nodelet get pods ...`, `nodelet logs ...` or `nodelet events ...` (args without
+// Run executes `nodelet get pods ...`, `nodelet logs ...`, `nodelet events ...` or `nodelet
+// version` (version is nodelet's, e.g. v1.37.1-nodelet) (args without
 // the program name), writing the result to out and errors to errOut in kubectl's words, and
 // returns the exit code: 0, 1 when the command failed, 2 for a bad command line.
-func Run(ctx context.Context, args []string, out, errOut io.Writer, clk clock.PassiveClock) (exitCode int) {
+func Run(ctx context.Context, args []string, out, errOut io.Writer, clk clock.PassiveClock, version string) (exitCode int) {
 	c := &command{out: out, errOut: errOut, clock: clk, client: &http.Client{}}
 	if len(args) == 0 {
-		fmt.Fprint(errOut, usage)
+		fmt.Fprint(errOut, Usage)
 		return exitUsage
 	}
 	switch args[0] {
@@ -65,11 +70,17 @@ func Run(ctx context.Context, args []string, out, errOut io.Writer, clk clock.Pa
 	case "events":
 		c.name = "events"
 		return c.events(ctx, args[1:])
+	case "describe":
+		c.name = "describe"
+		return c.describe(ctx, args[1:])
+	case "version", "--version":
+		c.name = "version"
+		return c.version(args[1:], version)
 	case "help", "-h", "--help":
-		fmt.Fprint(out, usage)
+		fmt.Fprint(out, Usage)
 		return exitOK
 	default:
-		fmt.Fprintf(errOut, "error: unknown command %q for \"nodelet\"\n\n%s", args[0], usage)
+		fmt.Fprintf(errOut, "error: unknown command %q for \"nodelet\"\n\n%s", args[0], Usage)
 		return exitUsage
 	}
 }
@@ -96,7 +107,7 @@ func (c *command) parse(fs *pflag.FlagSet, args []string) (code int, done bool) 
 	err := fs.Parse(args)
 	switch {
 	case errors.Is(err, pflag.ErrHelp):
-		fmt.Fprintf(c.out, "%s\nFlags:\n%s", usage, fs.FlagUsages())
+		fmt.Fprintf(c.out, "%s\nFlags:\n%s", Usage, fs.FlagUsages())
 		return exitOK, true
 	case err != nil:
 		return c.usageError("%v", err), true

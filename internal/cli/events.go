@@ -18,18 +18,14 @@ import (
 const eventsTimeout = 30 * time.Second
 
 // `nodelet events [POD] [-n NAMESPACE | -A]` lists the events nodelet recorded (GET /events,
-// internal/events) in `kubectl get events`'s table: LAST SEEN, TYPE, REASON, OBJECT, MESSAGE,
-// NAMESPACE first with -A. The cells are kubectl's printEvent (pkg/printers/internalversion):
-// LAST SEEN is HumanDuration(now - lastTimestamp), falling back to firstTimestamp, then to
-// eventTime, measured with the injected clock; OBJECT is the lower-cased kind and the name
-// ("pod/web"); MESSAGE is trimmed. As in kubectl's table printer, a cell is cut at its first
-// newline, carriage return or form feed, which becomes "...", and ESC is shown as "^[". There
-// is no "(xN over D)": that is `kubectl events` and `kubectl describe`, not `kubectl get events`.
-//
-// Unlike `kubectl get events`, which prints in the API server's order (by name), the rows are
-// sorted by last seen, oldest first, as `kubectl events` sorts them. POD (or pod/POD) keeps the
-// events of that pod, as --field-selector involvedObject.name=POD would; the pod need not exist
-// any more, its events outlive it. No events prints kubectl's "No resources found in NS
+// internal/events) as `kubectl events` does (pkg/cmd/events): LAST SEEN, TYPE, REASON, OBJECT,
+// MESSAGE, NAMESPACE first with -A, sorted by last seen, oldest first. LAST SEEN is the time
+// since the event was last seen, with "(xN over D)" when it was seen N times, the first D ago
+// ("85s (x9 over 3m)"); OBJECT is the kind and the name ("Pod/web"); MESSAGE is trimmed. Times
+// are measured with the injected clock. As in kubectl's table printer, a cell is cut at its
+// first newline, carriage return or form feed, which becomes "...", and ESC is shown as "^[".
+// POD (or pod/POD) keeps the events of that pod, as --for pod/POD would; the pod need not
+// exist any more, its events outlive it. No events prints kubectl's "No resources found in NS
 // namespace." to errOut, with exit code 0.
 func (c *command) events(ctx context.Context, args []string) int {
 	var server, namespace string
@@ -110,7 +106,7 @@ func eventTime(e *v1.Event) time.Time {
 	return e.EventTime.Time
 }
 
-// printEventTable prints events as `kubectl get events` does, with the tabwriter settings of
+// printEventTable prints events as `kubectl events` does, with the tabwriter settings of
 // printPodTable.
 func printEventTable(out io.Writer, events []v1.Event, withNamespace bool, now time.Time) error {
 	tw := tabwriter.NewWriter(out, 6, 4, 3, ' ', 0)
@@ -132,25 +128,22 @@ func printEventTable(out io.Writer, events []v1.Event, withNamespace bool, now t
 	return tw.Flush()
 }
 
-// eventRow is kubectl's printEvent without the wide columns: LAST SEEN, TYPE, REASON, OBJECT,
-// MESSAGE.
+// eventRow is `kubectl events`'s row (its EventPrinter.printOneEvent and getInterval): LAST
+// SEEN, with "(xN over D)" for an event seen N times since D ago; TYPE; REASON; OBJECT as
+// Kind/name; MESSAGE.
 func eventRow(e *v1.Event, now time.Time) []string {
-	firstTimestamp := translateTimestampSince(e.FirstTimestamp.Time, now)
-	if e.FirstTimestamp.IsZero() {
-		firstTimestamp = translateTimestampSince(e.EventTime.Time, now)
+	first := translateTimestampSince(e.EventTime.Time, now)
+	if e.EventTime.IsZero() {
+		first = translateTimestampSince(e.FirstTimestamp.Time, now)
 	}
-	lastTimestamp := translateTimestampSince(e.LastTimestamp.Time, now)
-	if e.LastTimestamp.IsZero() {
-		lastTimestamp = firstTimestamp
+	interval := first
+	switch {
+	case e.Series != nil:
+		interval = fmt.Sprintf("%s (x%d over %s)", translateTimestampSince(e.Series.LastObservedTime.Time, now), e.Series.Count, first)
+	case e.Count > 1:
+		interval = fmt.Sprintf("%s (x%d over %s)", translateTimestampSince(e.LastTimestamp.Time, now), e.Count, first)
 	}
-	if e.Series != nil {
-		lastTimestamp = translateTimestampSince(e.Series.LastObservedTime.Time, now)
-	}
-	target := strings.ToLower(e.InvolvedObject.Kind)
-	if e.InvolvedObject.Name != "" {
-		target += "/" + e.InvolvedObject.Name
-	}
-	return []string{lastTimestamp, e.Type, e.Reason, target, strings.TrimSpace(e.Message)}
+	return []string{interval, e.Type, e.Reason, e.InvolvedObject.Kind + "/" + e.InvolvedObject.Name, strings.TrimSpace(e.Message)}
 }
 
 // cellBreakChars end a cell in kubectl's table printer; the tabwriter would take them for line

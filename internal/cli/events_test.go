@@ -85,32 +85,32 @@ func TestEvents(t *testing.T) {
 		errOut string
 	}{
 		{"default namespace", []string{"events"}, "namespace=default", 0,
-			"LAST SEEN   TYPE      REASON    OBJECT      MESSAGE\n" +
-				"26h         Normal    Pulling   pod/web     Pulling image \"nginx:1.27\"\n" +
-				"5m30s       Normal    Started   pod/batch   Started container job\n" +
-				"45s         Warning   BackOff   pod/web     Back-off restarting failed container app in pod default/web\n", ""},
+			"LAST SEEN           TYPE      REASON    OBJECT      MESSAGE\n" +
+				"26h                 Normal    Pulling   Pod/web     Pulling image \"nginx:1.27\"\n" +
+				"5m30s               Normal    Started   Pod/batch   Started container job\n" +
+				"45s (x12 over 9m)   Warning   BackOff   Pod/web     Back-off restarting failed container app in pod default/web\n", ""},
 		{"one pod", []string{"events", "web"}, "namespace=default&pod=web", 0,
-			"LAST SEEN   TYPE      REASON    OBJECT    MESSAGE\n" +
-				"26h         Normal    Pulling   pod/web   Pulling image \"nginx:1.27\"\n" +
-				"45s         Warning   BackOff   pod/web   Back-off restarting failed container app in pod default/web\n", ""},
+			"LAST SEEN           TYPE      REASON    OBJECT    MESSAGE\n" +
+				"26h                 Normal    Pulling   Pod/web   Pulling image \"nginx:1.27\"\n" +
+				"45s (x12 over 9m)   Warning   BackOff   Pod/web   Back-off restarting failed container app in pod default/web\n", ""},
 		{"pod/NAME in a namespace", []string{"events", "-n", "kube-system", "pod/db"}, "namespace=kube-system&pod=db", 0,
-			"LAST SEEN   TYPE      REASON      OBJECT   MESSAGE\n" +
-				"3h1m        Normal    Scheduled   pod/db   Successfully assigned kube-system/db to nodelet-1\n" +
-				"2m          Warning   Failed      pod/db   Error: failed to create containerd task:...\n" +
-				"90s         Normal    Killing     pod/db   Stopping container ^[[31mapp\n" +
-				"20s         Warning   Unhealthy   pod/db   Readiness probe failed: HTTP probe failed with statuscode: 503\n", ""},
+			"LAST SEEN           TYPE      REASON      OBJECT   MESSAGE\n" +
+				"3h1m                Normal    Scheduled   Pod/db   Successfully assigned kube-system/db to nodelet-1\n" +
+				"2m (x3 over 60m)    Warning   Failed      Pod/db   Error: failed to create containerd task:...\n" +
+				"90s                 Normal    Killing     Pod/db   Stopping container ^[[31mapp\n" +
+				"20s (x40 over 3h)   Warning   Unhealthy   Pod/db   Readiness probe failed: HTTP probe failed with statuscode: 503\n", ""},
 		{"all namespaces", []string{"events", "-A"}, "", 0,
-			"NAMESPACE     LAST SEEN   TYPE      REASON      OBJECT      MESSAGE\n" +
-				"default       26h         Normal    Pulling     pod/web     Pulling image \"nginx:1.27\"\n" +
-				"kube-system   3h1m        Normal    Scheduled   pod/db      Successfully assigned kube-system/db to nodelet-1\n" +
-				"default       5m30s       Normal    Started     pod/batch   Started container job\n" +
-				"kube-system   2m          Warning   Failed      pod/db      Error: failed to create containerd task:...\n" +
-				"kube-system   90s         Normal    Killing     pod/db      Stopping container ^[[31mapp\n" +
-				"default       45s         Warning   BackOff     pod/web     Back-off restarting failed container app in pod default/web\n" +
-				"kube-system   20s         Warning   Unhealthy   pod/db      Readiness probe failed: HTTP probe failed with statuscode: 503\n", ""},
+			"NAMESPACE     LAST SEEN           TYPE      REASON      OBJECT      MESSAGE\n" +
+				"default       26h                 Normal    Pulling     Pod/web     Pulling image \"nginx:1.27\"\n" +
+				"kube-system   3h1m                Normal    Scheduled   Pod/db      Successfully assigned kube-system/db to nodelet-1\n" +
+				"default       5m30s               Normal    Started     Pod/batch   Started container job\n" +
+				"kube-system   2m (x3 over 60m)    Warning   Failed      Pod/db      Error: failed to create containerd task:...\n" +
+				"kube-system   90s                 Normal    Killing     Pod/db      Stopping container ^[[31mapp\n" +
+				"default       45s (x12 over 9m)   Warning   BackOff     Pod/web     Back-off restarting failed container app in pod default/web\n" +
+				"kube-system   20s (x40 over 3h)   Warning   Unhealthy   Pod/db      Readiness probe failed: HTTP probe failed with statuscode: 503\n", ""},
 		{"a pod in all namespaces", []string{"events", "--all-namespaces", "pods/batch"}, "pod=batch", 0,
 			"NAMESPACE   LAST SEEN   TYPE     REASON    OBJECT      MESSAGE\n" +
-				"default     5m30s       Normal   Started   pod/batch   Started container job\n", ""},
+				"default     5m30s       Normal   Started   Pod/batch   Started container job\n", ""},
 		{"no events", []string{"events", "--namespace", "empty"}, "namespace=empty", 0, "", "No resources found in empty namespace.\n"},
 		{"no events for the pod", []string{"events", "gone"}, "namespace=default&pod=gone", 0, "", "No resources found in default namespace.\n"},
 		{"two pods", []string{"events", "a", "b"}, "", 2, "",
@@ -159,7 +159,8 @@ func TestEventsServerErrors(t *testing.T) {
 
 func TestEventRowFallbacks(t *testing.T) {
 	e := v1.Event{InvolvedObject: v1.ObjectReference{Kind: "Node"}, Type: "Normal", Reason: "Starting", Message: "Starting kubelet."}
-	if got := strings.Join(eventRow(&e, now), "|"); got != "<unknown>|Normal|Starting|node|Starting kubelet." {
+	// kubectl events prints Kind/name even without a name.
+	if got := strings.Join(eventRow(&e, now), "|"); got != "<unknown>|Normal|Starting|Node/|Starting kubelet." {
 		t.Errorf("row %q", got)
 	}
 	e.FirstTimestamp = ago(time.Hour) // no lastTimestamp: last seen is the first

@@ -23,6 +23,7 @@ type fakeAPI struct {
 	logCode  int
 	logBody  string
 	logReqs  []*url.URL
+	events   []v1.Event // GET /events, filtered by namespace and pod
 }
 
 func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -44,6 +45,15 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		_, _ = w.Write([]byte(f.logBody))
+	case r.URL.Path == "/events":
+		list := v1.EventList{Items: []v1.Event{}}
+		ns, pod := r.URL.Query().Get("namespace"), r.URL.Query().Get("pod")
+		for _, e := range f.events {
+			if (ns == "" || e.Namespace == ns) && (pod == "" || e.InvolvedObject.Name == pod) {
+				list.Items = append(list.Items, e)
+			}
+		}
+		_ = json.NewEncoder(w).Encode(&list)
 	default:
 		http.NotFound(w, r)
 	}
@@ -66,6 +76,6 @@ func run(t *testing.T, api http.Handler, args ...string) (int, string, string) {
 	if len(args) > 0 {
 		args = append([]string{args[0], "--server", ts.URL}, args[1:]...)
 	}
-	code := Run(context.Background(), args, &out, &errOut, testingclock.NewFakePassiveClock(now))
+	code := Run(context.Background(), args, &out, &errOut, testingclock.NewFakePassiveClock(now), "v1.37.1-nodelet")
 	return code, out.String(), errOut.String()
 }

@@ -12,14 +12,14 @@ import (
 	v1 "k8s.io/api/core/v1"
 )
 
-// getPods runs `nodelet get pods [NAME...] [-n NAMESPACE | -A] [-o wide]`.
+// getPods runs `nodelet get pods [NAME...] [-n NAMESPACE | -A] [-o wide|json|yaml|name]`.
 func (c *command) getPods(ctx context.Context, args []string) int {
 	var server, namespace, output string
 	var allNamespaces bool
 	fs := newFlagSet("get", &server)
 	fs.StringVarP(&namespace, "namespace", "n", "default", "namespace of the pods")
 	fs.BoolVarP(&allNamespaces, "all-namespaces", "A", false, "list the pods of all namespaces")
-	fs.StringVarP(&output, "output", "o", "", "output format: wide adds IP, NODE, NOMINATED NODE and READINESS GATES")
+	fs.StringVarP(&output, "output", "o", "", "output format: wide (adds IP, NODE, NOMINATED NODE and READINESS GATES), json, yaml or name")
 	if code, done := c.parse(fs, args); done {
 		return code
 	}
@@ -33,8 +33,10 @@ func (c *command) getPods(ctx context.Context, args []string) int {
 		return c.fail("the server doesn't have a resource type %q", rest[0])
 	}
 	names := rest[1:]
-	if output != "" && output != "wide" {
-		return c.fail("unable to match a printer suitable for the output format %q, allowed formats are: wide", output)
+	switch output {
+	case "", "wide", "json", "yaml", "name":
+	default:
+		return c.fail("unable to match a printer suitable for the output format %q, allowed formats are: json,name,wide,yaml", output)
 	}
 	if allNamespaces && len(names) > 0 {
 		return c.fail("a resource cannot be retrieved by name across all namespaces")
@@ -84,6 +86,12 @@ func (c *command) getPods(ctx context.Context, args []string) int {
 			} else {
 				fmt.Fprintf(c.errOut, "No resources found in %s namespace.\n", namespace)
 			}
+		}
+		return code
+	}
+	if output == "json" || output == "yaml" || output == "name" {
+		if err := printPodObjects(c.out, shown, output, len(names) == 1); err != nil {
+			return c.fail("%v", err)
 		}
 		return code
 	}

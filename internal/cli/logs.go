@@ -93,8 +93,10 @@ func (c *command) logs(ctx context.Context, args []string) int {
 		return c.report(notFound(podName))
 	}
 	if container == "" {
-		if container, err = defaultContainer(&pods[i]); err != nil {
-			return c.fail("%v", err)
+		var note string
+		container, note = defaultContainer(&pods[i])
+		if note != "" {
+			fmt.Fprintln(c.errOut, note)
 		}
 	}
 	target, err := endpoint(server, "/containerLogs/"+url.PathEscape(namespace)+"/"+url.PathEscape(podName)+"/"+url.PathEscape(container), query)
@@ -118,38 +120,54 @@ func (c *command) logs(ctx context.Context, args []string) int {
 	return exitOK
 }
 
-// defaultContainer picks the container when -c is not given, as kubectl: the one named by
-// the kubectl.kubernetes.io/default-container annotation, else the only container; with
-// several, the error lists them in kubectl's words.
-func defaultContainer(pod *v1.Pod) (string, error) {
+// defaultContainer picks the container when -c is not given, as kubectl logs (its
+// logsforobject): the one the kubectl.kubernetes.io/default-container annotation names, else the
+// first container. note is what kubectl then tells on stderr: that the annotation names no
+// container, or which container it defaulted to when the pod has others.
+func defaultContainer(pod *v1.Pod) (container, note string) {
 	if name := pod.Annotations[defaultContainerAnnotation]; name != "" {
-		for _, c := range pod.Spec.Containers {
-			if c.Name == name {
-				return name, nil
-			}
+		if podHasContainer(pod, name) {
+			return name, ""
 		}
+		note = fmt.Sprintf("Default container name %q not found in pod %s\n", name, pod.Name)
 	}
-	if len(pod.Spec.Containers) == 1 {
-		return pod.Spec.Containers[0].Name, nil
+	if len(pod.Spec.Containers) == 0 {
+		return "", strings.TrimSuffix(note, "\n")
 	}
-	msg := fmt.Sprintf("a container name must be specified for pod %s, choose one of: [%s]", pod.Name, containerNames(pod.Spec.Containers))
-	if len(pod.Spec.InitContainers) > 0 {
-		msg += fmt.Sprintf(" or one of the init containers: [%s]", containerNames(pod.Spec.InitContainers))
+	container = pod.Spec.Containers[0].Name
+	if len(pod.Spec.Containers) > 1 || len(pod.Spec.InitContainers) > 0 || len(pod.Spec.EphemeralContainers) > 0 {
+		note += fmt.Sprintf("Defaulted container %q out of: %s", container, allContainerNames(pod))
 	}
-	if len(pod.Spec.EphemeralContainers) > 0 {
-		var names []string
-		for _, c := range pod.Spec.EphemeralContainers {
-			names = append(names, c.Name)
-		}
-		msg += fmt.Sprintf(" or one of the ephemeral containers: [%s]", strings.Join(names, " "))
-	}
-	return "", errors.New(msg)
+	return container, strings.TrimSuffix(note, "\n")
 }
 
-func containerNames(containers []v1.Container) string {
-	names := make([]string, 0, len(containers))
-	for _, c := range containers {
+// podHasContainer says the pod has a container, init or ephemeral container of that name
+// (kubectl's FindContainerByName).
+func podHasContainer(pod *v1.Pod, name string) bool {
+	for _, c := range slices.Concat(pod.Spec.Containers, pod.Spec.InitContainers) {
+		if c.Name == name {
+			return true
+		}
+	}
+	for _, c := range pod.Spec.EphemeralContainers {
+		if c.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// allContainerNames is kubectl's AllContainerNames: "app, sidecar, debug (ephem), setup (init)".
+func allContainerNames(pod *v1.Pod) string {
+	var names []string
+	for _, c := range pod.Spec.Containers {
 		names = append(names, c.Name)
 	}
-	return strings.Join(names, " ")
+	for _, c := range pod.Spec.EphemeralContainers {
+		names = append(names, c.Name+" (ephem)")
+	}
+	for _, c := range pod.Spec.InitContainers {
+		names = append(names, c.Name+" (init)")
+	}
+	return strings.Join(names, ", ")
 }

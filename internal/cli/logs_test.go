@@ -50,8 +50,8 @@ func TestLogs(t *testing.T) {
 			"/containerLogs/default/multi/sidecar", "previous=true&sinceTime=2026-03-01T11%3A00%3A00%2B01%3A00", 0, ""},
 		{"tail 0", []string{"logs", "web", "--tail=0"}, "/containerLogs/default/web/app", "tailLines=0", 0, ""},
 		{"default-container annotation", []string{"logs", "annotated"}, "/containerLogs/default/annotated/sidecar", "", 0, ""},
-		{"several containers", []string{"logs", "multi"}, "", "", 1,
-			"error: a container name must be specified for pod multi, choose one of: [app sidecar] or one of the init containers: [init]\n"},
+		{"several containers: the first, said on stderr", []string{"logs", "multi"}, "/containerLogs/default/multi/app", "", 0,
+			"Defaulted container \"app\" out of: app, sidecar, init (init)\n"},
 		{"unknown pod", []string{"logs", "nope"}, "", "", 1, "Error from server (NotFound): pods \"nope\" not found\n"},
 		{"pod in another namespace", []string{"logs", "multi", "-n", "prod"}, "", "", 1, "Error from server (NotFound): pods \"multi\" not found\n"},
 		{"no pod", []string{"logs"}, "", "", 2,
@@ -99,15 +99,15 @@ func TestLogsServerError(t *testing.T) {
 func TestUsage(t *testing.T) {
 	var out, errOut bytes.Buffer
 	clk := testingclock.NewFakePassiveClock(now)
-	if code := Run(context.Background(), nil, &out, &errOut, clk); code != 2 || !strings.Contains(errOut.String(), "Usage:") {
+	if code := Run(context.Background(), nil, &out, &errOut, clk, "v1.37.1-nodelet"); code != 2 || !strings.Contains(errOut.String(), "Usage:") {
 		t.Errorf("no args: %d %q", code, errOut.String())
 	}
 	errOut.Reset()
-	if code := Run(context.Background(), []string{"exec"}, &out, &errOut, clk); code != 2 || !strings.HasPrefix(errOut.String(), "error: unknown command \"exec\" for \"nodelet\"") {
+	if code := Run(context.Background(), []string{"exec"}, &out, &errOut, clk, "v1.37.1-nodelet"); code != 2 || !strings.HasPrefix(errOut.String(), "error: unknown command \"exec\" for \"nodelet\"") {
 		t.Errorf("unknown command: %d %q", code, errOut.String())
 	}
 	out.Reset()
-	if code := Run(context.Background(), []string{"logs", "--help"}, &out, &errOut, clk); code != 0 || !strings.Contains(out.String(), "--previous") {
+	if code := Run(context.Background(), []string{"logs", "--help"}, &out, &errOut, clk, "v1.37.1-nodelet"); code != 0 || !strings.Contains(out.String(), "--previous") {
 		t.Errorf("logs --help: %d %q", code, out.String())
 	}
 	if !IsCommand([]string{"get", "pods"}) || !IsCommand([]string{"logs"}) || IsCommand([]string{"--config", "x"}) || IsCommand(nil) {
@@ -194,7 +194,7 @@ func TestLogsFollowInterrupted(t *testing.T) {
 	out := &chanWriter{writes: make(chan string)}
 	done := make(chan int)
 	go func() {
-		done <- Run(ctx, []string{"logs", "web", "-f", "--server", ts.URL}, out, &bytes.Buffer{}, testingclock.NewFakePassiveClock(now))
+		done <- Run(ctx, []string{"logs", "web", "-f", "--server", ts.URL}, out, &bytes.Buffer{}, testingclock.NewFakePassiveClock(now), "v1.37.1-nodelet")
 	}()
 	lines <- "first\n"
 	lines <- "second\n"

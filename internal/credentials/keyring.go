@@ -135,3 +135,20 @@ func isDefaultRegistryMatch(image string) bool {
 	}
 	return !strings.ContainsAny(first, ".:")
 }
+
+// KeyringFromAuths returns a keyring of registry (with or without scheme and path) →
+// credentials, as a credential provider plugin's response gives them.
+func KeyringFromAuths(auths map[string]AuthConfig) *Keyring {
+	cfg := make(dockerConfig, len(auths))
+	for registry, a := range auths {
+		cfg[registry] = dockerConfigEntry{Username: a.Username, Password: a.Password}
+	}
+	var k Keyring
+	k.Add(cfg)
+	return &k
+}
+
+// URLsMatch is upstream's URLsMatchStr on schemeless URLs: the host's dot-separated parts each
+// match the glob's (which may use wildcards), the ports are equal, and the glob's path is a
+// prefix of the target's ("registry.example.com/team" matches "registry.example.com/team/app:1").
+func URLsMatch(glob, target string) bool { return urlsMatch(glob, target) }

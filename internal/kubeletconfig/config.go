@@ -27,6 +27,11 @@ type Config struct {
 	ConfigDir      string
 	DropIns        []string
 	SkippedDropIns []string
+	// ImageCredentialProviderConfig and ImageCredentialProviderBinDir are
+	// --image-credential-provider-config and --image-credential-provider-bin-dir: the
+	// credential provider plugins' configuration (a file or a directory) and binaries.
+	ImageCredentialProviderConfig string
+	ImageCredentialProviderBinDir string
 	// Kubeconfig is --kubeconfig: set, nodelet joins the cluster as a node (API-server mode).
 	Kubeconfig string
 	// RootDir is --root-dir, default DefaultRootDir.

@@ -28,6 +28,8 @@ type Loader struct {
 
 	configFile       string
 	configDir        string
+	credProviderCfg  string
+	credProviderBin  string
 	kubeconfig       string
 	rootDir          string
 	hostnameOverride string
@@ -75,6 +77,8 @@ func (l *Loader) addFlags() {
 	fs := l.fs
 	fs.StringVar(&l.configFile, "config", l.configFile, "nodelet loads its initial configuration from this file. The path may be absolute or relative; relative paths start at the current working directory. Omit this flag to use the built-in default configuration values. Command-line flags override configuration from this file.")
 	fs.StringVar(&l.configDir, "config-dir", l.configDir, "Path to a directory containing drop-in configuration files that override settings from defaults and the --config file. The path may be absolute or relative; relative paths start at the current working directory. Drop-in files must have a '.conf' suffix (e.g., '99-kubelet-address.conf') and are processed in lexical order. Only '.conf' files are loaded; all other files are ignored (and logged). All .conf files in the directory and its subdirectories are processed in lexical order. Unlike the kubelet, a field a drop-in does not know is an error.")
+	fs.StringVar(&l.credProviderCfg, "image-credential-provider-config", l.credProviderCfg, "Path to a credential provider plugin config file (JSON/YAML/YML) or a directory of such files (merged in lexicographical order; non-recursive search).")
+	fs.StringVar(&l.credProviderBin, "image-credential-provider-bin-dir", l.credProviderBin, "The path to the directory where credential provider plugin binaries are located.")
 	fs.StringVar(&l.kubeconfig, "kubeconfig", l.kubeconfig, "Path to a kubeconfig file, specifying how to connect to the API server. Providing --kubeconfig enables API server mode, omitting --kubeconfig enables standalone mode.")
 	fs.StringVar(&l.rootDir, "root-dir", l.rootDir, "Directory path for managing nodelet files (volume mounts, etc).")
 	fs.StringVar(&l.hostnameOverride, "hostname-override", l.hostnameOverride, "If non-empty, will use this string as identification instead of the actual hostname.")

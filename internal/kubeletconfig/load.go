@@ -52,6 +52,10 @@ func (l *Loader) Load(args []string, hostname HostnameFunc) (*Config, error) {
 		ImageGCPeriod:    l.imageGCPeriod,
 		EvictionPeriod:   l.evictionPeriod,
 	}
+	cfg.ImageCredentialProviderConfig, cfg.ImageCredentialProviderBinDir = l.credProviderCfg, l.credProviderBin
+	if (cfg.ImageCredentialProviderConfig == "") != (cfg.ImageCredentialProviderBinDir == "") {
+		return nil, errors.New("--image-credential-provider-config and --image-credential-provider-bin-dir: set both or neither")
+	}
 	if cfg.RootDir == "" {
 		return nil, errors.New("--root-dir: must not be empty")
 	}

@@ -1,6 +1,7 @@
 package kuberuntime
 
 import (
+	"context"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -13,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	runtimeapi "k8s.io/cri-api/pkg/apis/runtime/v1"
+
+	"github.com/nodelet/nodelet/internal/credentials"
 )
 
 // fakeObjects serves configMaps and secrets by "namespace/name"; anything else is NotFound, as
@@ -205,6 +208,54 @@ func TestEnvFromAPIObjects(t *testing.T) {
 		}
 		if n := h.rt.CallCount("CreateContainer"); n != 0 {
 			t.Errorf("%d creates", n)
+		}
+	})
+}
+
+type fakeCredentialPlugins struct {
+	auths []credentials.AuthConfig
+	errs  []error
+	asked []string
+}
+
+func (f *fakeCredentialPlugins) Lookup(_ context.Context, image string) ([]credentials.AuthConfig, []error) {
+	f.asked = append(f.asked, image)
+	return f.auths, f.errs
+}
+
+var _ CredentialPlugins = (*fakeCredentialPlugins)(nil)
+
+// The credential provider plugins' credentials are tried after the pull secrets' (upstream's
+// union keyring); a plugin's failure is in the message of a pull that fails.
+func TestPullWithCredentialPlugins(t *testing.T) {
+	refused := errors.New("401 Unauthorized")
+	t.Run("after the secrets", func(t *testing.T) {
+		h := newHarness(t)
+		h.img.RemoveImage(testImage)
+		h.m.deps.Objects = &fakeObjects{secrets: map[string]*v1.Secret{"default/alice": pullSecret("alice", map[string]string{"registry.local": "alice"})}}
+		plugins := &fakeCredentialPlugins{auths: []credentials.AuthConfig{{Username: "plugin", Password: "pw"}}}
+		h.m.deps.CredentialPlugins = plugins
+		h.img.InjectError("PullImage", refused)
+		h.mustSync(newPod(withPullSecrets("alice")))
+		if got := authUsers(h.img.PullAuths()); strings.Join(got, ",") != "alice,plugin" {
+			t.Errorf("pulls as %q, want the secret's then the plugin's", got)
+		}
+		if len(plugins.asked) != 1 || plugins.asked[0] != testImage {
+			t.Errorf("plugins asked for %v, want %s", plugins.asked, testImage)
+		}
+	})
+	t.Run("a failed plugin is in the failed pull's message", func(t *testing.T) {
+		h := newHarness(t)
+		h.img.RemoveImage(testImage)
+		h.m.deps.CredentialPlugins = &fakeCredentialPlugins{errs: []error{errors.New(`credential provider "login": no answer within 1m0s (killed)`)}}
+		h.img.InjectError("PullImage", refused)
+		res := h.sync(newPod())
+		w := res.Waiting["app"]
+		if w.Reason != ReasonErrImagePull || !strings.Contains(w.Message, "401 Unauthorized") || !strings.Contains(w.Message, `credential provider "login"`) {
+			t.Errorf("waiting %+v, want ErrImagePull with the pull's and the plugin's errors", w)
+		}
+		if got := authUsers(h.img.PullAuths()); strings.Join(got, ",") != "" {
+			t.Errorf("pulls as %q, want one anonymous pull", got)
 		}
 	})
 }

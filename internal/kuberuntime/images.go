@@ -83,9 +83,22 @@ func (m *Manager) pullImage(ctx context.Context, pod *v1.Pod, spec *runtimeapi.I
 	if err != nil {
 		return missing, err
 	}
+	// Then the credential provider plugins' (upstream's default keyring after the secrets').
+	var pluginErrs []error
+	if m.deps.CredentialPlugins != nil {
+		var found []credentials.AuthConfig
+		found, pluginErrs = m.deps.CredentialPlugins.Lookup(ctx, spec.Image)
+		auths = append(auths, found...)
+	}
+	withPluginErrs := func(err error) error {
+		if err == nil || len(pluginErrs) == 0 {
+			return err
+		}
+		return utilerrors.NewAggregate(append([]error{err}, pluginErrs...))
+	}
 	if len(auths) == 0 {
 		_, err := m.deps.Images.PullImage(ctx, spec, nil, sandboxCfg)
-		return missing, err
+		return missing, withPluginErrs(err)
 	}
 	var errs []error
 	for _, a := range auths {
@@ -97,7 +110,13 @@ func (m *Manager) pullImage(ctx context.Context, pod *v1.Pod, spec *runtimeapi.I
 		}
 		errs = append(errs, err)
 	}
-	return missing, utilerrors.NewAggregate(errs)
+	return missing, withPluginErrs(utilerrors.NewAggregate(errs))
+}
+
+// CredentialPlugins gives the credentials of the image credential provider plugins
+// (credentialplugin.Plugins) and the errors of those that failed.
+type CredentialPlugins interface {
+	Lookup(ctx context.Context, image string) ([]credentials.AuthConfig, []error)
 }
 
 // pullCredentials returns the credentials of the pod's imagePullSecrets for image, as upstream's

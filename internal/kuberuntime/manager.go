@@ -126,6 +126,9 @@ type Deps struct {
 	// imagePullSecrets. Optional: without it (standalone mode) such references fail the
 	// container with CreateContainerConfigError and images are pulled anonymously.
 	Objects APIObjects
+	// CredentialPlugins gives image pull credentials from credential provider plugins
+	// (--image-credential-provider-config), tried after the pod's imagePullSecrets'. Optional.
+	CredentialPlugins CredentialPlugins
 	// Logs removes a container's rotated log files before the container is removed (the
 	// log rotation manager). Optional.
 	Logs LogCleaner

@@ -138,6 +138,10 @@ func TestBadManifestDirectory(t *testing.T) {
 		if !strings.Contains(got[0], reason) {
 			t.Errorf("%s: report %q does not give the reason %q", file, got[0], reason)
 		}
+		// And a node event (`nodelet events -A` shows it), once.
+		if ev := logs.matching(`"Node event"`, `reason="ManifestRejected"`, path); len(ev) != 1 {
+			t.Errorf("%s: %d ManifestRejected node events, want one:\n%s", file, len(ev), strings.Join(ev, "\n"))
+		}
 	}
 	if got := logs.matching(`"Pod update"`); len(got) != 1 || strings.Contains(got[0], "secret") {
 		t.Errorf("want exactly one update with the two valid pods, got:\n%s", strings.Join(got, "\n"))

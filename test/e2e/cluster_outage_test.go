@@ -13,20 +13,28 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// Acceptance 6: an image pulled with imagePullSecrets from a registry that requires auth; the
-// same pod without the secret cannot pull.
-func TestClusterImagePullSecrets(t *testing.T) {
-	cn := startClusterNode(t)
-	cn.waitNodeReady(60 * time.Second)
+// authRegistry is the password-protected test registry (testenv env): its address, user and
+// password.
+func authRegistry(t *testing.T) (reg, user, pass string) {
+	t.Helper()
 	out, err := runTestenv("env")
 	if err != nil {
 		t.Fatalf("testenv env: %v\n%s", err, out)
 	}
 	vars := parseExports(out)
-	reg, user, pass := vars["AUTH_REGISTRY"], vars["AUTH_REGISTRY_USER"], vars["AUTH_REGISTRY_PASSWORD"]
+	reg, user, pass = vars["AUTH_REGISTRY"], vars["AUTH_REGISTRY_USER"], vars["AUTH_REGISTRY_PASSWORD"]
 	if reg == "" || user == "" || pass == "" {
 		t.Fatalf("testenv env does not describe the auth registry:\n%s", out)
 	}
+	return reg, user, pass
+}
+
+// Acceptance 6: an image pulled with imagePullSecrets from a registry that requires auth; the
+// same pod without the secret cannot pull.
+func TestClusterImagePullSecrets(t *testing.T) {
+	cn := startClusterNode(t)
+	cn.waitNodeReady(60 * time.Second)
+	reg, user, pass := authRegistry(t)
 	image := reg + "/private/busybox:1.35"
 	auth := base64.StdEncoding.EncodeToString([]byte(user + ":" + pass))
 	cfg, _ := json.Marshal(map[string]any{"auths": map[string]any{reg: map[string]string{"auth": auth}}})
