@@ -21,13 +21,13 @@ func validateFeatureGates(gates map[string]bool) field.ErrorList {
 		names = append(names, name)
 	}
 	slices.Sort(names)
+	fg := featuregate.NewFeatureGate()
+	if err := fg.Add(upstreamFeatureGates); err != nil {
+		// The generated table is constant: this is a bug in it.
+		return append(errs, field.InternalError(field.NewPath("featureGates"), err))
+	}
 	for _, name := range names {
-		// One gate at a time, so that each error names its key.
-		fg := featuregate.NewFeatureGate()
-		if err := fg.Add(upstreamFeatureGates); err != nil {
-			// The generated table is constant: this is a bug in it.
-			return append(errs, field.InternalError(field.NewPath("featureGates"), err))
-		}
+		// One gate at a time, so that each error names its key (a refused one sets nothing).
 		if err := fg.SetFromMap(map[string]bool{name: gates[name]}); err != nil {
 			errs = append(errs, field.Invalid(field.NewPath("featureGates").Key(name), gates[name], err.Error()))
 		}
