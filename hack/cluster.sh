@@ -46,6 +46,10 @@ SERVICE_IP=10.96.0.1
 CLUSTER_NAME=nodelet-cluster
 CERT_DAYS=365
 CA_DAYS=3650
+# What the controller-manager signs CSRs for: short, so that the TLS bootstrap test sees nodelet
+# rotate its certificates within a minute or two (issued certificates are backdated 5 minutes,
+# so one lives 7 minutes and is renewed at 70-90 % of that). Nothing else here uses CSRs.
+CLUSTER_SIGNING_DURATION=2m
 
 PKI=$CLUSTER_DIR/pki
 LOG_DIR=$CLUSTER_DIR/logs
@@ -362,6 +366,7 @@ start_apiserver() {
 		--cert-dir="$CLUSTER_DIR/apiserver-certs" \
 		--tls-cert-file="$PKI/apiserver.crt" --tls-private-key-file="$PKI/apiserver.key" \
 		--client-ca-file="$PKI/ca.crt" \
+		--enable-bootstrap-token-auth=true \
 		--etcd-servers="$ETCD_CLIENT" \
 		--endpoint-reconciler-type=none \
 		--authorization-mode=Node,RBAC \
@@ -393,6 +398,7 @@ start_controller_manager() {
 		--root-ca-file="$PKI/ca.crt" \
 		--service-account-private-key-file="$PKI/sa.key" \
 		--cluster-signing-cert-file="$PKI/ca.crt" --cluster-signing-key-file="$PKI/ca.key" \
+		--cluster-signing-duration="$CLUSTER_SIGNING_DURATION" \
 		--leader-elect=false --allocate-node-cidrs=false \
 		--profiling=false
 }
@@ -411,6 +417,32 @@ start_scheduler() {
 default_namespace_ready() {
 	api /api/v1/namespaces/default/serviceaccounts/default >/dev/null &&
 		api /api/v1/namespaces/default/configmaps/kube-root-ca.crt >/dev/null
+}
+
+# ensure_bootstrap_rbac: what kubeadm init binds for TLS bootstrap and certificate rotation:
+# bootstrap tokens (group system:bootstrappers:kubeadm:default-node-token) may create node
+# client CSRs, which the controller-manager then approves, and nodes may renew their own.
+ensure_bootstrap_rbac() {
+	local group=system:bootstrappers:kubeadm:default-node-token
+	"$(k8s_bin_dir)/kubectl" --kubeconfig "$ADMIN_KUBECONFIG" apply -f - >/dev/null <<EOF
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: "kubeadm:kubelet-bootstrap"}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: "system:node-bootstrapper"}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: "$group"}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: "kubeadm:node-autoapprove-bootstrap"}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: "system:certificates.k8s.io:certificatesigningrequests:nodeclient"}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: "$group"}]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: "kubeadm:node-autoapprove-certificate-rotation"}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: "system:certificates.k8s.io:certificatesigningrequests:selfnodeclient"}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: Group, name: "system:nodes"}]
+EOF
 }
 
 cmd_up() {
@@ -432,6 +464,7 @@ cmd_up() {
 	wait_for 60 default_namespace_ready ||
 		die "no ServiceAccount default or ConfigMap kube-root-ca.crt in namespace default after 60s; see $LOG_DIR/kube-controller-manager.log"
 	log "ServiceAccount default and ConfigMap kube-root-ca.crt ready in $(elapsed "$t")"
+	ensure_bootstrap_rbac || die "binding the bootstrap token group (TLS bootstrap) failed"
 	log "up in $(elapsed "$start"): $APISERVER; logs in $LOG_DIR"
 	print_env
 }
@@ -498,6 +531,7 @@ print_env() {
 	cat <<EOF
 export KUBECONFIG=$ADMIN_KUBECONFIG
 export KUBECTL=$(k8s_bin_dir)/kubectl
+export CLUSTER_SIGNING_DURATION=$CLUSTER_SIGNING_DURATION
 export CLUSTER_DIR=$CLUSTER_DIR
 export APISERVER=$APISERVER
 export CLUSTER_CA=$PKI/ca.crt

@@ -53,7 +53,7 @@ func run(args []string) int {
 	if cli.IsCommand(args) { // nodelet get pods, nodelet logs ...: talk to the local API
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 		defer stop()
-		return cli.Run(ctx, args, os.Stdout, os.Stderr, clock.RealClock{}, agent.Version)
+		return cli.Run(ctx, args, os.Stdin, os.Stdout, os.Stderr, clock.RealClock{}, agent.Version)
 	}
 	loader := kubeletconfig.NewFlagSet("nodelet")
 	cfg, err := loader.Load(args, nil)

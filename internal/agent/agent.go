@@ -32,6 +32,9 @@ type Config struct {
 	RuntimeEndpoint string
 	// ReadOnlyAddress is where the read-only API listens ("" disables it).
 	ReadOnlyAddress string
+	// LocalSocket is the local API's unix socket (<root-dir>/nodelet.sock: exec, attach and
+	// everything the kubelet API serves, to whoever may open the socket); "" disables it.
+	LocalSocket string
 	// Profiling serves Go's profiles under /debug/pprof/ (enableProfilingHandler) on the kubelet
 	// API, and on the read-only API when it listens on loopback.
 	Profiling bool
@@ -166,7 +169,15 @@ func (g *group) start(name string, run func() error) {
 // Run builds every component (newNode: nothing runs yet, the CRI client connects on first
 // use), then starts them in order (node.run) and blocks until ctx ends and all of them have
 // stopped.
+//
+// With --bootstrap-kubeconfig, the node's client certificate is first obtained (TLS bootstrap),
+// which waits for the request's approval as upstream does.
 func Run(ctx context.Context, cfg Config, deps Deps) error {
+	if deps.Clients == nil {
+		if err := bootstrap(ctx, cfg, deps.Clock); err != nil {
+			return err
+		}
+	}
 	n, err := newNode(cfg, deps)
 	if err != nil {
 		return err

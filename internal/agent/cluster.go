@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"net"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -15,6 +16,8 @@ import (
 
 	"github.com/nodelet/nodelet/internal/admission"
 	"github.com/nodelet/nodelet/internal/apiobjects"
+	"github.com/nodelet/nodelet/internal/certificates"
+	"github.com/nodelet/nodelet/internal/checkpoint"
 	"github.com/nodelet/nodelet/internal/cri"
 	"github.com/nodelet/nodelet/internal/eviction"
 	"github.com/nodelet/nodelet/internal/kubeclient"
@@ -43,6 +46,7 @@ type ClusterConfig struct {
 	LeaseDuration   time.Duration
 	KubeletPort     int32
 	KubeletAPI      KubeletAPIConfig
+	Certs           CertConfig
 }
 
 // enqueuer asks for pods to be synced (the sync loop's work queue).
@@ -52,15 +56,18 @@ type enqueuer interface {
 
 // cluster holds the components only API-server mode has.
 type cluster struct {
-	client     *kubeclient.Clients
-	heartbeat  *kubeclient.Clients
-	closeAll   func()
-	events     record.EventRecorder
-	stopEvents func()
-	objects    *apiobjects.Manager
-	services   *apiobjects.Services
-	classes    *apiobjects.RuntimeClasses
-	mirrors    *mirrorpods.Manager
+	client    *kubeclient.Clients
+	heartbeat *kubeclient.Clients
+	closeAll  func()
+	// clientCerts rotates the client certificate (rotateCertificates); nil when off.
+	clientCerts *certificates.Manager
+	certMetrics *certificates.Metrics
+	events      record.EventRecorder
+	stopEvents  func()
+	objects     *apiobjects.Manager
+	services    *apiobjects.Services
+	classes     *apiobjects.RuntimeClasses
+	mirrors     *mirrorpods.Manager
 	// node is the node status manager (buildNodeStatus); until it exists there is no Node.
 	node       atomic.Pointer[nodestatus.Manager]
 	statusSync *statusmanager.APISync
@@ -68,22 +75,23 @@ type cluster struct {
 
 // newCluster builds the API client, the event recorder, the API-object cache and the mirror
 // pod manager; the node status manager comes later, once the runtime answers.
-func newCluster(cfg Config, deps Deps, desired *podmanager.Manager, queue enqueuer) (*cluster, error) {
+func newCluster(cfg Config, deps Deps, desired *podmanager.Manager, queue enqueuer, certMetrics *certificates.Metrics) (*cluster, error) {
 	hbTimeout := min(cfg.Cluster.UpdateFrequency, cfg.Cluster.LeaseDuration)
 	if hbTimeout <= 0 {
 		hbTimeout = 10 * time.Second
 	}
 	client, heartbeat, closeAll := deps.Clients, deps.HeartbeatClients, func() {}
+	var clientCerts *certificates.Manager
 	if client == nil {
 		var err error
-		if client, heartbeat, closeAll, err = newKubeClients(cfg.Cluster.Kubeconfig, hbTimeout); err != nil {
+		if client, heartbeat, closeAll, clientCerts, err = newKubeClients(cfg, deps.Clock, certMetrics, hbTimeout); err != nil {
 			return nil, err
 		}
 	}
 	if heartbeat == nil {
 		heartbeat = client
 	}
-	c := &cluster{client: client, heartbeat: heartbeat, closeAll: closeAll}
+	c := &cluster{client: client, heartbeat: heartbeat, closeAll: closeAll, clientCerts: clientCerts, certMetrics: certMetrics}
 	var err error
 	c.events, c.stopEvents = startAPIEvents(client, cfg.NodeName)
 	c.objects, err = apiobjects.New(apiobjects.Config{Client: client.Core, Clock: deps.Clock, OnChange: func(uids []types.UID) {
@@ -172,6 +180,9 @@ func (c *cluster) buildNodeStatus(cfg Config, deps Deps, rt *cri.Client, feature
 
 // start runs the API object watches and the API pod source.
 func (c *cluster) start(ctx context.Context, g *group, cfg Config, deps Deps, mux *podconfig.Mux) {
+	if c.clientCerts != nil {
+		g.start("client certificate rotation", func() error { c.clientCerts.Run(ctx, c.client.CSRs); return nil })
+	}
 	g.start("api objects", func() error { c.objects.Run(ctx); return nil })
 	g.start("services", func() error { c.services.Run(ctx); return nil })
 	g.start("runtime classes", func() error { c.classes.Run(ctx); return nil })
@@ -227,12 +238,42 @@ func (c *cluster) startStatusSync(ctx context.Context, g *group) {
 
 // startAPISource feeds the pods bound to this node into the mux, and their mirror pods to
 // the mirror pod manager.
+//
+// The API server's pods for this node are checkpointed (<root>/checkpoint/apipods.json): after a
+// restart they run as last known until the API server answers, whose first listing then
+// replaces them; until then housekeeping removes nothing (the source is not seen yet).
 func (c *cluster) startAPISource(ctx context.Context, g *group, cfg Config, deps Deps, mux *podconfig.Mux) {
+	dir := filepath.Join(cfg.RootDir, "checkpoint")
+	switch pods, err := checkpoint.LoadAPIPods(dir); {
+	case err != nil:
+		klog.ErrorS(err, "Starting without the API pods' checkpoint: the API server's pods wait for it to answer")
+	case len(pods) > 0:
+		klog.InfoS("Restored the API server's pods for this node from the checkpoint; they run as last known until it answers", "pods", len(pods))
+		if err := mux.Restore(ctx, podconfig.APISource, pods); err != nil {
+			return
+		}
+	}
+	rec := checkpoint.NewAPIPods(dir, checkpointPeriod, deps.Clock)
+	g.start("api pods checkpoint", func() error { rec.Run(ctx); return nil })
 	klog.InfoS("Watching the API server for pods bound to this node", "node", cfg.NodeName)
 	g.start("api source", func() error {
 		return podconfig.RunAPISource(ctx, podconfig.APIConfig{Client: c.client.Core, NodeName: cfg.NodeName,
-			Sink: mux, Mirrors: c.mirrors, Clock: deps.Clock, NodeSynced: c.registered})
+			Sink: recordingSink{Sink: mux, rec: rec}, Mirrors: c.mirrors, Clock: deps.Clock, NodeSynced: c.registered})
 	})
+}
+
+// recordingSink passes the API source's listings on and records each for the checkpoint.
+type recordingSink struct {
+	podconfig.Sink
+	rec *checkpoint.APIPods
+}
+
+func (s recordingSink) Send(ctx context.Context, source string, pods []*v1.Pod) error {
+	if err := s.Sink.Send(ctx, source, pods); err != nil {
+		return err
+	}
+	s.rec.Record(pods)
+	return nil
 }
 
 // registeringDesired is the pod manager that also registers each pod's configMaps and secrets

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"path"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -70,6 +71,7 @@ func ConfigFrom(cfg *kubeletconfig.Config) (Config, error) {
 		PodLogsDir:          kc.PodLogsDir,
 		RuntimeEndpoint:     kc.ContainerRuntimeEndpoint,
 		ReadOnlyAddress:     readOnly,
+		LocalSocket:         filepath.Join(cfg.RootDir, LocalSocketName),
 		Profiling:           ptr.Deref(kc.EnableProfilingHandler, true),
 		StaticPodPath:       kc.StaticPodPath,
 		FileCheckFrequency:  kc.FileCheckFrequency.Duration,
@@ -111,6 +113,9 @@ func ConfigFrom(cfg *kubeletconfig.Config) (Config, error) {
 			KubeletAPI: KubeletAPIConfig{Address: kubeletAddress(kc.Address, kc.Port),
 				TLSCertFile: kc.TLSCertFile, TLSKeyFile: kc.TLSPrivateKeyFile,
 				Authentication: kc.Authentication, Authorization: kc.Authorization},
+			Certs: CertConfig{BootstrapKubeconfig: cfg.BootstrapKubeconfig, Dir: cfg.CertDir,
+				RotateClient:       kc.RotateCertificates,
+				ServerTLSBootstrap: kc.ServerTLSBootstrap && kubeletconfig.FeatureEnabled(kc, "RotateKubeletServerCertificate")},
 		},
 	}, nil
 }

@@ -11,7 +11,9 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/connrotation"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 
+	"github.com/nodelet/nodelet/internal/certificates"
 	"github.com/nodelet/nodelet/internal/events"
 	"github.com/nodelet/nodelet/internal/kubeclient"
 )
@@ -29,30 +31,42 @@ const Version = "v1.37.1-nodelet"
 // closeAll closes every connection both clients opened, for when heartbeats fail repeatedly: as
 // upstream, a half-open connection (a load balancer that failed over) is then not reused until
 // HTTP/2's health check notices it, which could outlast the lease.
-func newKubeClients(kubeconfig string, heartbeatTimeout time.Duration) (client, heartbeat *kubeclient.Clients, closeAll func(), err error) {
+//
+// With rotateCertificates, the client certificate comes from the returned manager (which the
+// caller runs) and every connection is closed when it rotates.
+func newKubeClients(c Config, clk clock.Clock, certMetrics *certificates.Metrics, heartbeatTimeout time.Duration) (client, heartbeat *kubeclient.Clients, closeAll func(), certs *certificates.Manager, err error) {
+	kubeconfig := c.Cluster.Kubeconfig
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
 	if err != nil {
-		return client, heartbeat, nil, fmt.Errorf("load --kubeconfig %s: %w", kubeconfig, err)
+		return nil, nil, nil, nil, fmt.Errorf("load --kubeconfig %s: %w", kubeconfig, err)
 	}
 	dialer := connrotation.NewDialer((&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext)
 	cfg.Dial = dialer.DialContext
+	if c.Cluster.Certs.RotateClient {
+		if certs, cfg, err = clientCertManager(c, clk, certMetrics, cfg, dialer.DialContext, func() {
+			klog.InfoS("The client certificate rotated; closing the connections to the API server so that new ones use it")
+			dialer.CloseAll()
+		}); err != nil {
+			return nil, nil, nil, nil, err
+		}
+	}
 	cfg.UserAgent = "nodelet/" + Version
 	cfg.QPS, cfg.Burst = 50, 100
 	cfg.ContentType = "application/vnd.kubernetes.protobuf"
 	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
 	if client, err = kubeclient.New(cfg); err != nil {
-		return client, heartbeat, nil, fmt.Errorf("API client from %s: %w", kubeconfig, err)
+		return nil, nil, nil, nil, fmt.Errorf("API client from %s: %w", kubeconfig, err)
 	}
 	hb := rest.CopyConfig(cfg)
 	hb.Timeout, hb.QPS = heartbeatTimeout, -1
 	if heartbeat, err = kubeclient.New(hb); err != nil {
-		return client, heartbeat, nil, fmt.Errorf("API heartbeat client from %s: %w", kubeconfig, err)
+		return nil, nil, nil, nil, fmt.Errorf("API heartbeat client from %s: %w", kubeconfig, err)
 	}
 	closeAll = func() {
 		klog.V(2).InfoS("Heartbeats to the API server keep failing; closing every connection to it so the next request dials afresh")
 		dialer.CloseAll()
 	}
-	return client, heartbeat, closeAll, nil
+	return client, heartbeat, closeAll, certs, nil
 }
 
 // podRecorder records a pod event (runtime.Recorder, prober.Recorder).

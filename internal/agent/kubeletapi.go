@@ -12,6 +12,7 @@ import (
 	"k8s.io/klog/v2"
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 
+	"github.com/nodelet/nodelet/internal/certificates"
 	"github.com/nodelet/nodelet/internal/kubeletauth"
 	"github.com/nodelet/nodelet/internal/server"
 )
@@ -36,22 +37,34 @@ func (c *cluster) buildKubeletAPI(cfg Config, deps Deps, sd server.Deps, hostIPs
 	if err != nil {
 		return nil, fmt.Errorf("kubelet API: %w", err)
 	}
-	certFile, keyFile := api.TLSCertFile, api.TLSKeyFile
-	if certFile == "" || keyFile == "" {
-		if certFile, keyFile, err = selfSignedCert(filepath.Join(cfg.RootDir, "pki"), cfg.NodeName, hostIPs); err != nil {
-			return nil, err
-		}
-	}
-	srv, err := server.New(server.Config{Address: api.Address, Clock: deps.Clock, Profiling: cfg.Profiling, Secure: &server.Secure{
-		CertFile: certFile, KeyFile: keyFile,
+	secure := &server.Secure{CertFile: api.TLSCertFile, KeyFile: api.TLSKeyFile,
 		Filter: func(h http.Handler) http.Handler {
 			return kubeletauth.Filter(cfg.NodeName, auth.Authenticator, auth.Authorizer, h)
 		},
-	}}, sd)
+	}
+	var serving *certificates.Manager
+	switch {
+	case secure.CertFile != "" && secure.KeyFile != "":
+	case cfg.Cluster.Certs.ServerTLSBootstrap:
+		// As upstream: serverTLSBootstrap wins over a self-signed pair (tlsCertFile unset).
+		if serving, err = servingCertManager(cfg, deps.Clock, c.certMetrics, hostIPs); err != nil {
+			return nil, err
+		}
+		secure.GetCertificate = serving.GetCertificate
+	default:
+		if secure.CertFile, secure.KeyFile, err = selfSignedCert(certDir(cfg), cfg.NodeName, hostIPs); err != nil {
+			return nil, err
+		}
+	}
+	srv, err := server.New(server.Config{Address: api.Address, Clock: deps.Clock, Profiling: cfg.Profiling, Secure: secure}, sd)
 	if err != nil {
 		return nil, err
 	}
-	return []runnable{{"kubelet API", srv.Run}, {"client CA reload", func(ctx context.Context) error { auth.Run(ctx); return nil }}}, nil
+	runs := []runnable{{"kubelet API", srv.Run}, {"client CA reload", func(ctx context.Context) error { auth.Run(ctx); return nil }}}
+	if serving != nil {
+		runs = append(runs, runnable{"serving certificate rotation", func(ctx context.Context) error { serving.Run(ctx, c.client.CSRs); return nil }})
+	}
+	return runs, nil
 }
 
 // selfSignedCert returns <dir>/nodelet.crt and .key, made once for the node's name and

@@ -11,9 +11,11 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
 
 	"github.com/nodelet/nodelet/internal/admission"
 	"github.com/nodelet/nodelet/internal/allocation"
+	"github.com/nodelet/nodelet/internal/certificates"
 	"github.com/nodelet/nodelet/internal/cgroups"
 	"github.com/nodelet/nodelet/internal/checkpoint"
 	"github.com/nodelet/nodelet/internal/containergc"
@@ -182,7 +184,7 @@ func newNode(cfg Config, deps Deps) (*node, error) {
 	}
 	var desired syncloop.Desired = n.pods
 	if cfg.Cluster.Kubeconfig != "" {
-		if n.cl, err = newCluster(cfg, deps, n.pods, n.queue); err != nil {
+		if n.cl, err = newCluster(cfg, deps, n.pods, n.queue, certificates.NewMetrics(n.km.Registry())); err != nil {
 			return nil, err
 		}
 		n.recorder.api = n.cl.events
@@ -315,13 +317,19 @@ func (n *node) buildPods(desired syncloop.Desired) error {
 	return nil
 }
 
-// buildServers builds the read-only API and, in cluster mode, the kubelet API.
+// LocalSocketName is the local API's socket in the root directory.
+const LocalSocketName = "nodelet.sock"
+
+// maxSocketPath is the longest unix socket path Linux takes (sun_path less its NUL).
+const maxSocketPath = 107
+
+// buildServers builds the read-only API, the local API and, in cluster mode, the kubelet API.
 func (n *node) buildServers() error {
 	cfg, deps := n.cfg, n.deps
 	targets := &runtimeTargets{pods: n.pods, lister: n.rt, client: n.client}
 	resourceMetrics := prometheus.NewRegistry()
 	resourceMetrics.MustRegister(stats.NewResourceMetricsCollector(n.provider))
-	serverDeps := server.Deps{Pods: n.statuses, Checks: n.healthChecks(),
+	serverDeps := server.Deps{Pods: podList{desired: n.statuses, workers: n.workers}, Checks: n.healthChecks(),
 		Logs: logLocator{podLogsDir: cfg.PodLogsDir, pods: n.pods}, Events: n.store, Summary: n.provider,
 		Metrics: map[string]http.Handler{"/metrics": n.km.Handler(), "/metrics/probes": n.probeMetrics.Handler(),
 			"/metrics/resource": metrics.Handler(resourceMetrics)},
@@ -332,6 +340,17 @@ func (n *node) buildServers() error {
 			return err
 		}
 		n.servers = append(n.servers, runnable{"read-only API", srv.Run})
+	}
+	if cfg.LocalSocket != "" {
+		if len(cfg.LocalSocket) > maxSocketPath {
+			klog.InfoS("The root directory's path is too long for a unix socket; the local API (nodelet exec, attach) is not served", "socket", cfg.LocalSocket)
+		} else {
+			srv, err := server.New(server.Config{Address: server.UnixPrefix + cfg.LocalSocket, Clock: deps.Clock, Profiling: cfg.Profiling}, serverDeps)
+			if err != nil {
+				return err
+			}
+			n.servers = append(n.servers, runnable{"local API", srv.Run})
+		}
 	}
 	if n.cl != nil && cfg.Cluster.KubeletAPI.Address != "" {
 		srv, err := n.cl.buildKubeletAPI(cfg, deps, serverDeps, n.facts.hostIPs)

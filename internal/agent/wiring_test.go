@@ -244,8 +244,8 @@ func TestStandaloneWiring(t *testing.T) {
 	if n.cl != nil {
 		t.Error("standalone: cluster parts built")
 	}
-	if len(n.servers) != 1 || n.servers[0].name != "read-only API" {
-		t.Errorf("servers = %v, want the read-only API alone", n.servers)
+	if len(n.servers) != 2 || n.servers[0].name != "read-only API" || n.servers[1].name != "local API" {
+		t.Errorf("servers = %v, want the read-only API and the local API", n.servers)
 	}
 	if err := os.WriteFile(filepath.Join(manifests, "web.yaml"), []byte(busybox), 0o644); err != nil {
 		t.Fatal(err)
@@ -341,8 +341,8 @@ func TestClusterWiring(t *testing.T) {
 	for _, s := range n.servers {
 		names = append(names, s.name)
 	}
-	if strings.Join(names, ",") != "kubelet API,client CA reload" {
-		t.Errorf("servers = %v, want the kubelet API (and its CA reload) only: the read-only port is off on a cluster node", names)
+	if strings.Join(names, ",") != "local API,kubelet API,client CA reload" {
+		t.Errorf("servers = %v, want the local API and the kubelet API (and its CA reload) only: the read-only port is off on a cluster node", names)
 	}
 
 	// The API pod runs and its status reaches the API server, with the runtime's name.

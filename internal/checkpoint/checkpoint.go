@@ -61,6 +61,20 @@ func Encode(d Data) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode the checkpoint: %w", err)
 	}
+	return wrap(data)
+}
+
+// Decode parses a checkpoint file's content; an error says why it cannot be used.
+func Decode(b []byte) (Data, error) {
+	var d Data
+	if err := unwrap(b, &d); err != nil {
+		return Data{}, err
+	}
+	return d, nil
+}
+
+// wrap puts data (JSON) in the versioned, checksummed envelope.
+func wrap(data []byte) ([]byte, error) {
 	out, err := json.Marshal(file{Version: Version, Checksum: crc32.ChecksumIEEE(data), Data: data})
 	if err != nil {
 		return nil, fmt.Errorf("encode the checkpoint: %w", err)
@@ -68,25 +82,24 @@ func Encode(d Data) ([]byte, error) {
 	return append(out, '\n'), nil
 }
 
-// Decode parses a checkpoint file's content; an error says why it cannot be used.
-func Decode(b []byte) (Data, error) {
+// unwrap checks the envelope and decodes its data into v.
+func unwrap(b []byte, v any) error {
 	var f file
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&f); err != nil {
-		return Data{}, fmt.Errorf("not a checkpoint: %w", err)
+		return fmt.Errorf("not a checkpoint: %w", err)
 	}
 	if f.Version != Version {
-		return Data{}, fmt.Errorf("version %d, this nodelet reads version %d", f.Version, Version)
+		return fmt.Errorf("version %d, this nodelet reads version %d", f.Version, Version)
 	}
 	if sum := crc32.ChecksumIEEE(f.Data); sum != f.Checksum {
-		return Data{}, fmt.Errorf("checksum %d does not match its data (%d)", f.Checksum, sum)
+		return fmt.Errorf("checksum %d does not match its data (%d)", f.Checksum, sum)
 	}
-	var d Data
-	if err := json.Unmarshal(f.Data, &d); err != nil {
-		return Data{}, fmt.Errorf("data: %w", err)
+	if err := json.Unmarshal(f.Data, v); err != nil {
+		return fmt.Errorf("data: %w", err)
 	}
-	return d, nil
+	return nil
 }
 
 func sorted(d Data) Data {
@@ -103,29 +116,38 @@ func sorted(d Data) Data {
 // used is moved aside to <name>.corrupt and its error returned with an empty state: the
 // caller logs it and starts without. Temporary files of interrupted writes are removed.
 func Load(dir string) (Data, error) {
+	var d Data
+	err := loadFile(dir, FileName, func(b []byte) (err error) { d, err = Decode(b); return err })
+	if err != nil {
+		return Data{}, err
+	}
+	return d, nil
+}
+
+// loadFile reads dir/name with decode; see Load.
+func loadFile(dir, name string, decode func([]byte) error) error {
 	// A write a kill interrupted leaves its temporary file: nothing reads it.
-	if stale, err := filepath.Glob(filepath.Join(dir, "."+FileName+".*")); err == nil {
+	if stale, err := filepath.Glob(filepath.Join(dir, "."+name+".*")); err == nil {
 		for _, f := range stale {
 			_ = os.Remove(f)
 		}
 	}
-	path := filepath.Join(dir, FileName)
+	path := filepath.Join(dir, name)
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return Data{}, nil
+		return nil
 	}
 	if err != nil {
-		return Data{}, fmt.Errorf("read the checkpoint %s: %w", path, err)
+		return fmt.Errorf("read the checkpoint %s: %w", path, err)
 	}
-	d, err := Decode(b)
-	if err != nil {
+	if err := decode(b); err != nil {
 		aside := path + ".corrupt"
 		if rerr := os.Rename(path, aside); rerr != nil {
-			return Data{}, fmt.Errorf("checkpoint %s: %w (and moving it aside failed: %v)", path, err, rerr)
+			return fmt.Errorf("checkpoint %s: %w (and moving it aside failed: %v)", path, err, rerr)
 		}
-		return Data{}, fmt.Errorf("checkpoint %s: %w; moved to %s, starting without it", path, err, aside)
+		return fmt.Errorf("checkpoint %s: %w; moved to %s, starting without it", path, err, aside)
 	}
-	return d, nil
+	return nil
 }
 
 // Save writes d to dir atomically: a temporary file, synced, renamed over the checkpoint, and
@@ -138,11 +160,13 @@ func Save(dir string, d Data) error {
 	return writeAtomic(dir, b)
 }
 
-func writeAtomic(dir string, b []byte) error {
+func writeAtomic(dir string, b []byte) error { return writeFileAtomic(dir, FileName, b) }
+
+func writeFileAtomic(dir, name string, b []byte) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("create the checkpoint directory: %w", err)
 	}
-	tmp, err := os.CreateTemp(dir, "."+FileName+".*")
+	tmp, err := os.CreateTemp(dir, "."+name+".*")
 	if err != nil {
 		return fmt.Errorf("write the checkpoint: %w", err)
 	}
@@ -158,7 +182,7 @@ func writeAtomic(dir string, b []byte) error {
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("write the checkpoint: %w", err)
 	}
-	if err := os.Rename(tmp.Name(), filepath.Join(dir, FileName)); err != nil {
+	if err := os.Rename(tmp.Name(), filepath.Join(dir, name)); err != nil {
 		return fmt.Errorf("replace the checkpoint: %w", err)
 	}
 	if d, err := os.Open(dir); err == nil {

@@ -16,4 +16,10 @@
 // pods.json.corrupt) and logged; nodelet then starts as without one: running containers are
 // adopted from the runtime as always, start times are the time nodelet first syncs each pod
 // again, and back-offs start from the initial delay. Losing the file loses nothing else.
+//
+// In cluster mode a second file, apipods.json, in the same envelope, holds the API server's
+// pods for this node ({"pods": [<v1.Pod without managedFields>...]}), the API source's last
+// listing, written at most once a second when it changed. A nodelet restarted while the API
+// server cannot be reached runs them as last known; the API server's first listing replaces
+// them. Lost or damaged (moved aside as above), the pods wait for the API server, as upstream's.
 package checkpoint

@@ -31,7 +31,7 @@ const podsTimeout = 30 * time.Second
 
 // Usage lists the commands and their flags.
 const Usage = `nodelet get pods, describe pod, logs and events talk to a running nodelet's read-only API;
-nodelet version prints nodelet's version.
+exec and attach to its local API socket (as root); nodelet version prints nodelet's version.
 
 Usage:
   nodelet version [-o json]
@@ -40,22 +40,25 @@ Usage:
                --since-time RFC3339] [--limit-bytes N] [-n NAMESPACE] [--server URL]
   nodelet describe pod NAME... [-n NAMESPACE] [--server URL]
   nodelet events [POD] [-n NAMESPACE | -A] [--server URL]
+  nodelet exec POD [-c CONTAINER] [-i] [-t] [-q] [-n NAMESPACE] [--socket PATH] -- COMMAND [args...]
+  nodelet attach POD [-c CONTAINER] [-i] [-t] [-q] [-n NAMESPACE] [--socket PATH]
 
-The server is ` + DefaultServer + ` unless --server is given.
+The server is ` + DefaultServer + ` unless --server is given; the socket ` + DefaultSocket + `
+unless --socket is given (<root-dir>/nodelet.sock). exec exits with the command's exit code.
 `
 
 // IsCommand tells whether args (the command line without the program name) name one of the
 // commands Run executes, for main to dispatch them before parsing the agent's flags.
 func IsCommand(args []string) bool {
-	return len(args) > 0 && (args[0] == "get" || args[0] == "logs" || args[0] == "events" || args[0] == "describe" || args[0] == "version" || args[0] == "--version")
+	return len(args) > 0 && (args[0] == "get" || args[0] == "logs" || args[0] == "events" || args[0] == "describe" || args[0] == "exec" || args[0] == "attach" || args[0] == "version" || args[0] == "--version")
 }
 
 // Run executes `nodelet get pods ...`, `nodelet logs ...`, `nodelet events ...` or `nodelet
 // version` (version is nodelet's, e.g. v1.37.1-nodelet) (args without
 // the program name), writing the result to out and errors to errOut in kubectl's words, and
 // returns the exit code: 0, 1 when the command failed, 2 for a bad command line.
-func Run(ctx context.Context, args []string, out, errOut io.Writer, clk clock.PassiveClock, version string) (exitCode int) {
-	c := &command{out: out, errOut: errOut, clock: clk, client: &http.Client{}}
+func Run(ctx context.Context, args []string, in io.Reader, out, errOut io.Writer, clk clock.PassiveClock, version string) (exitCode int) {
+	c := &command{in: in, out: out, errOut: errOut, clock: clk, client: &http.Client{}}
 	if len(args) == 0 {
 		fmt.Fprint(errOut, Usage)
 		return exitUsage
@@ -73,6 +76,9 @@ func Run(ctx context.Context, args []string, out, errOut io.Writer, clk clock.Pa
 	case "describe":
 		c.name = "describe"
 		return c.describe(ctx, args[1:])
+	case "exec", "attach":
+		c.name = args[0]
+		return c.stream(ctx, args[0], args[1:])
 	case "version", "--version":
 		c.name = "version"
 		return c.version(args[1:], version)
@@ -88,6 +94,7 @@ func Run(ctx context.Context, args []string, out, errOut io.Writer, clk clock.Pa
 // command holds what the commands share.
 type command struct {
 	name        string // "get", "logs" or "events", for messages
+	in          io.Reader
 	out, errOut io.Writer
 	clock       clock.PassiveClock
 	client      *http.Client

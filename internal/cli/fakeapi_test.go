@@ -76,6 +76,6 @@ func run(t *testing.T, api http.Handler, args ...string) (int, string, string) {
 	if len(args) > 0 {
 		args = append([]string{args[0], "--server", ts.URL}, args[1:]...)
 	}
-	code := Run(context.Background(), args, &out, &errOut, testingclock.NewFakePassiveClock(now), "v1.37.1-nodelet")
+	code := Run(context.Background(), args, nil, &out, &errOut, testingclock.NewFakePassiveClock(now), "v1.37.1-nodelet")
 	return code, out.String(), errOut.String()
 }

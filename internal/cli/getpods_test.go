@@ -131,7 +131,7 @@ func TestGetPodsObjects(t *testing.T) {
 func TestVersion(t *testing.T) {
 	for _, args := range [][]string{{"version"}, {"--version"}} {
 		var out, errOut bytes.Buffer
-		if code := Run(context.Background(), args, &out, &errOut, testingclock.NewFakePassiveClock(now), "v1.37.1-nodelet"); code != 0 {
+		if code := Run(context.Background(), args, nil, &out, &errOut, testingclock.NewFakePassiveClock(now), "v1.37.1-nodelet"); code != 0 {
 			t.Fatalf("%v: exit %d: %s", args, code, errOut.String())
 		}
 		if !strings.HasPrefix(out.String(), "nodelet v1.37.1-nodelet (the upstream kubelet v1.37.1's behaviour)\n") || !strings.Contains(out.String(), "Go: go") {
@@ -139,7 +139,7 @@ func TestVersion(t *testing.T) {
 		}
 	}
 	var out, errOut bytes.Buffer
-	if code := Run(context.Background(), []string{"version", "-o", "json"}, &out, &errOut, testingclock.NewFakePassiveClock(now), "v1.37.1-nodelet"); code != 0 {
+	if code := Run(context.Background(), []string{"version", "-o", "json"}, nil, &out, &errOut, testingclock.NewFakePassiveClock(now), "v1.37.1-nodelet"); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut.String())
 	}
 	var info versionInfo

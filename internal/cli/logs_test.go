@@ -99,15 +99,15 @@ func TestLogsServerError(t *testing.T) {
 func TestUsage(t *testing.T) {
 	var out, errOut bytes.Buffer
 	clk := testingclock.NewFakePassiveClock(now)
-	if code := Run(context.Background(), nil, &out, &errOut, clk, "v1.37.1-nodelet"); code != 2 || !strings.Contains(errOut.String(), "Usage:") {
+	if code := Run(context.Background(), nil, nil, &out, &errOut, clk, "v1.37.1-nodelet"); code != 2 || !strings.Contains(errOut.String(), "Usage:") {
 		t.Errorf("no args: %d %q", code, errOut.String())
 	}
 	errOut.Reset()
-	if code := Run(context.Background(), []string{"exec"}, &out, &errOut, clk, "v1.37.1-nodelet"); code != 2 || !strings.HasPrefix(errOut.String(), "error: unknown command \"exec\" for \"nodelet\"") {
+	if code := Run(context.Background(), []string{"cp"}, nil, &out, &errOut, clk, "v1.37.1-nodelet"); code != 2 || !strings.HasPrefix(errOut.String(), "error: unknown command \"cp\" for \"nodelet\"") {
 		t.Errorf("unknown command: %d %q", code, errOut.String())
 	}
 	out.Reset()
-	if code := Run(context.Background(), []string{"logs", "--help"}, &out, &errOut, clk, "v1.37.1-nodelet"); code != 0 || !strings.Contains(out.String(), "--previous") {
+	if code := Run(context.Background(), []string{"logs", "--help"}, nil, &out, &errOut, clk, "v1.37.1-nodelet"); code != 0 || !strings.Contains(out.String(), "--previous") {
 		t.Errorf("logs --help: %d %q", code, out.String())
 	}
 	if !IsCommand([]string{"get", "pods"}) || !IsCommand([]string{"logs"}) || IsCommand([]string{"--config", "x"}) || IsCommand(nil) {
@@ -194,7 +194,7 @@ func TestLogsFollowInterrupted(t *testing.T) {
 	out := &chanWriter{writes: make(chan string)}
 	done := make(chan int)
 	go func() {
-		done <- Run(ctx, []string{"logs", "web", "-f", "--server", ts.URL}, out, &bytes.Buffer{}, testingclock.NewFakePassiveClock(now), "v1.37.1-nodelet")
+		done <- Run(ctx, []string{"logs", "web", "-f", "--server", ts.URL}, nil, out, &bytes.Buffer{}, testingclock.NewFakePassiveClock(now), "v1.37.1-nodelet")
 	}()
 	lines <- "first\n"
 	lines <- "second\n"

@@ -6,6 +6,7 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	certificatesv1 "k8s.io/api/certificates/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	nodev1 "k8s.io/api/node/v1"
@@ -22,6 +23,8 @@ type Clients struct {
 	RuntimeClasses       RuntimeClassesGetter
 	TokenReviews         TokenReviewInterface
 	SubjectAccessReviews SubjectAccessReviewInterface
+	// CSRs are the node's certificate signing requests (TLS bootstrap, certificate rotation).
+	CSRs CSRInterface
 	// Events is where the event recorder posts.
 	Events EventSink
 	// Scheme knows the API groups above; the event recorder takes it.
@@ -50,7 +53,7 @@ func New(cfg *rest.Config) (*Clients, error) {
 			return nil, fmt.Errorf("REST client for %s: %w", gv, err)
 		}
 	}
-	core, coordination, node, authn, authz := rcs[0], rcs[1], rcs[2], rcs[3], rcs[4]
+	core, coordination, node, authn, authz, certs := rcs[0], rcs[1], rcs[2], rcs[3], rcs[4], rcs[5]
 	p := c.parameters
 	return &Clients{
 		Core:           coreClient{rc: core, params: p},
@@ -60,6 +63,11 @@ func New(cfg *rest.Config) (*Clients, error) {
 			func() *authenticationv1.TokenReview { return &authenticationv1.TokenReview{} }, func() *metav1.Status { return &metav1.Status{} }),
 		SubjectAccessReviews: newResource(authz, p, "", "subjectaccessreviews",
 			func() *authorizationv1.SubjectAccessReview { return &authorizationv1.SubjectAccessReview{} }, func() *metav1.Status { return &metav1.Status{} }),
+		CSRs: newResource(certs, p, "", "certificatesigningrequests",
+			func() *certificatesv1.CertificateSigningRequest { return &certificatesv1.CertificateSigningRequest{} },
+			func() *certificatesv1.CertificateSigningRequestList {
+				return &certificatesv1.CertificateSigningRequestList{}
+			}),
 		Events: &eventSink{rc: core},
 		Scheme: s,
 	}, nil

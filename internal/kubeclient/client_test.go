@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
+	certificatesv1 "k8s.io/api/certificates/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -149,6 +150,14 @@ func TestResourceVerbs(t *testing.T) {
 		{"token review", func() {
 			_, _ = c.TokenReviews.Create(ctx, &authenticationv1.TokenReview{}, metav1.CreateOptions{})
 		}, "POST /apis/authentication.k8s.io/v1/tokenreviews application/json"},
+		{"create a certificate signing request", func() {
+			_, _ = c.CSRs.Create(ctx, &certificatesv1.CertificateSigningRequest{}, metav1.CreateOptions{})
+		}, "POST /apis/certificates.k8s.io/v1/certificatesigningrequests application/json"},
+		{"watch one certificate signing request", func() {
+			if w, err := c.CSRs.Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=csr-1"}); err == nil {
+				w.Stop()
+			}
+		}, "GET /apis/certificates.k8s.io/v1/certificatesigningrequests?fieldSelector=metadata.name%3Dcsr-1&watch=true"},
 	} {
 		tc.call()
 		if got := srv.took(); len(got) != 1 || !strings.HasPrefix(got[0], tc.want) {
@@ -157,7 +166,7 @@ func TestResourceVerbs(t *testing.T) {
 	}
 }
 
-// TestSchemeHasOnlyNodeletsGroups: the scheme knows the five groups and nothing else.
+// TestSchemeHasOnlyNodeletsGroups: the scheme knows the six groups and nothing else.
 func TestSchemeHasOnlyNodeletsGroups(t *testing.T) {
 	s := NewScheme()
 	groups := map[string]bool{}
@@ -165,7 +174,7 @@ func TestSchemeHasOnlyNodeletsGroups(t *testing.T) {
 		groups[gvk.Group] = true
 	}
 	want := map[string]bool{"": true, "coordination.k8s.io": true, "node.k8s.io": true,
-		"authentication.k8s.io": true, "authorization.k8s.io": true}
+		"authentication.k8s.io": true, "authorization.k8s.io": true, "certificates.k8s.io": true}
 	for g := range groups {
 		if !want[g] {
 			t.Errorf("scheme holds group %q", g)

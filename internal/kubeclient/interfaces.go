@@ -5,6 +5,7 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	certificatesv1 "k8s.io/api/certificates/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	nodev1 "k8s.io/api/node/v1"
@@ -112,4 +113,13 @@ type EventSink interface {
 	Create(event *corev1.Event) (*corev1.Event, error)
 	Update(event *corev1.Event) (*corev1.Event, error)
 	Patch(oldEvent *corev1.Event, data []byte) (*corev1.Event, error)
+}
+
+// CSRInterface creates the node's certificate signing requests and waits for their
+// certificates (TLS bootstrap and certificate rotation).
+type CSRInterface interface {
+	Get(ctx context.Context, name string, opts metav1.GetOptions) (*certificatesv1.CertificateSigningRequest, error)
+	List(ctx context.Context, opts metav1.ListOptions) (*certificatesv1.CertificateSigningRequestList, error)
+	Watch(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error)
+	Create(ctx context.Context, csr *certificatesv1.CertificateSigningRequest, opts metav1.CreateOptions) (*certificatesv1.CertificateSigningRequest, error)
 }

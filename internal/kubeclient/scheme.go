@@ -3,6 +3,7 @@ package kubeclient
 import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	certificatesv1 "k8s.io/api/certificates/v1"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	nodev1 "k8s.io/api/node/v1"
@@ -24,6 +25,7 @@ var groups = []struct {
 	{nodev1.SchemeGroupVersion, "/apis", nodev1.AddToScheme},
 	{authenticationv1.SchemeGroupVersion, "/apis", authenticationv1.AddToScheme},
 	{authorizationv1.SchemeGroupVersion, "/apis", authorizationv1.AddToScheme},
+	{certificatesv1.SchemeGroupVersion, "/apis", certificatesv1.AddToScheme},
 }
 
 // NewScheme returns a scheme with the API groups nodelet uses (what client-go's

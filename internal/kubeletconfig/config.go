@@ -34,6 +34,11 @@ type Config struct {
 	ImageCredentialProviderBinDir string
 	// Kubeconfig is --kubeconfig: set, nodelet joins the cluster as a node (API-server mode).
 	Kubeconfig string
+	// BootstrapKubeconfig is --bootstrap-kubeconfig: credentials (a bootstrap token) to request
+	// the node's client certificate with when Kubeconfig is missing or its certificate expired.
+	BootstrapKubeconfig string
+	// CertDir is --cert-dir, default <RootDir>/pki: the client and serving certificates.
+	CertDir string
 	// RootDir is --root-dir, default DefaultRootDir.
 	RootDir string
 	// HostnameOverride is --hostname-override as given.

@@ -61,7 +61,7 @@ func TestLoadKubeadmConfig(t *testing.T) {
 		t.Errorf("evictionHard = %v, want %v (no merge unless mergeDefaultEvictionSettings)", kc.EvictionHard, wantEviction)
 	}
 	wantIgnored := []string{
-		"featureGates.NodeSwap", "memorySwap", "rotateCertificates", "serverTLSBootstrap", "tlsCipherSuites",
+		"featureGates.NodeSwap", "memorySwap", "tlsCipherSuites",
 	}
 	if !reflect.DeepEqual(cfg.Ignored, wantIgnored) {
 		t.Errorf("Ignored =\n  %q\nwant\n  %q", cfg.Ignored, wantIgnored)

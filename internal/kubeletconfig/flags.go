@@ -31,6 +31,8 @@ type Loader struct {
 	credProviderCfg  string
 	credProviderBin  string
 	kubeconfig       string
+	bootstrapKubecfg string
+	certDir          string
 	rootDir          string
 	hostnameOverride string
 	nodeIP           string
@@ -80,6 +82,8 @@ func (l *Loader) addFlags() {
 	fs.StringVar(&l.credProviderCfg, "image-credential-provider-config", l.credProviderCfg, "Path to a credential provider plugin config file (JSON/YAML/YML) or a directory of such files (merged in lexicographical order; non-recursive search).")
 	fs.StringVar(&l.credProviderBin, "image-credential-provider-bin-dir", l.credProviderBin, "The path to the directory where credential provider plugin binaries are located.")
 	fs.StringVar(&l.kubeconfig, "kubeconfig", l.kubeconfig, "Path to a kubeconfig file, specifying how to connect to the API server. Providing --kubeconfig enables API server mode, omitting --kubeconfig enables standalone mode.")
+	fs.StringVar(&l.bootstrapKubecfg, "bootstrap-kubeconfig", l.bootstrapKubecfg, "Path to a kubeconfig file that will be used to get client certificate for nodelet. If the file specified by --kubeconfig does not exist, the bootstrap kubeconfig is used to request a client certificate from the API server. On success, a kubeconfig file referencing the generated client certificate and key is written to the path specified by --kubeconfig. The client certificate and key file will be stored in the directory pointed by --cert-dir.")
+	fs.StringVar(&l.certDir, "cert-dir", l.certDir, "The directory where the TLS certs are located. If --tls-cert-file and --tls-private-key-file are provided, this flag will be ignored. (default <root-dir>/pki)")
 	fs.StringVar(&l.rootDir, "root-dir", l.rootDir, "Directory path for managing nodelet files (volume mounts, etc).")
 	fs.StringVar(&l.hostnameOverride, "hostname-override", l.hostnameOverride, "If non-empty, will use this string as identification instead of the actual hostname.")
 	fs.StringVar(&l.nodeIP, "node-ip", l.nodeIP, "IP address (or comma-separated dual-stack IP addresses) of the node.")
@@ -152,6 +156,10 @@ var configFlags = []configFlag{
 		func(kc *kcfg) any { return &kc.ContainerLogMaxSize }},
 	{"container-log-max-files", "containerLogMaxFiles", "Set the maximum number of container log files that can be present for a container. The number must be >= 2.",
 		func(kc *kcfg) any { return kc.ContainerLogMaxFiles }},
+	{"rotate-certificates", "rotateCertificates", "Auto rotate nodelet's client certificates by requesting new certificates from the kube-apiserver when the certificate expiration approaches.",
+		func(kc *kcfg) any { return &kc.RotateCertificates }},
+	{"rotate-server-certificates", "serverTLSBootstrap", "Auto-request and rotate nodelet's serving certificates by requesting new certificates from the kube-apiserver when the certificate expiration approaches. Requires the RotateKubeletServerCertificate feature gate to be enabled, and approval of the submitted CertificateSigningRequest objects.",
+		func(kc *kcfg) any { return &kc.ServerTLSBootstrap }},
 	{"read-only-port", "readOnlyPort", "The read-only port for nodelet to serve on with no authentication/authorization (set to 0 to disable)",
 		func(kc *kcfg) any { return &kc.ReadOnlyPort }},
 	{"cgroup-root", "cgroupRoot", "Optional root cgroup to use for pods. This is handled by the container runtime on a best effort basis. Default: '', which means use the container runtime default.",

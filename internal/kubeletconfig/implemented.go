@@ -84,6 +84,8 @@ var implementedFields = []string{
 	"authorization.webhook",
 	"tlsCertFile",
 	"tlsPrivateKeyFile",
+	"rotateCertificates",
+	"serverTLSBootstrap",
 	"address",
 	"port",
 	"readOnlyPort",
@@ -95,6 +97,7 @@ var implementedFields = []string{
 
 	// Feature gates nodelet reads; any other gate is reported as ignored.
 	"featureGates.EventedPLEG",
+	"featureGates.RotateKubeletServerCertificate",
 	"featureGates.GracefulNodeShutdown",
 	"featureGates.GracefulNodeShutdownBasedOnPodPriority",
 	"shutdownGracePeriod",

@@ -43,14 +43,16 @@ func (l *Loader) Load(args []string, hostname HostnameFunc) (*Config, error) {
 	}
 
 	cfg := &Config{
-		ConfigFile:       l.configFile,
-		Kubeconfig:       l.kubeconfig,
-		RootDir:          l.rootDir,
-		HostnameOverride: l.hostnameOverride,
-		NodeIP:           l.nodeIP,
-		NodeLabels:       l.nodeLabels,
-		ImageGCPeriod:    l.imageGCPeriod,
-		EvictionPeriod:   l.evictionPeriod,
+		ConfigFile:          l.configFile,
+		Kubeconfig:          l.kubeconfig,
+		BootstrapKubeconfig: l.bootstrapKubecfg,
+		CertDir:             l.certDir,
+		RootDir:             l.rootDir,
+		HostnameOverride:    l.hostnameOverride,
+		NodeIP:              l.nodeIP,
+		NodeLabels:          l.nodeLabels,
+		ImageGCPeriod:       l.imageGCPeriod,
+		EvictionPeriod:      l.evictionPeriod,
 	}
 	cfg.ImageCredentialProviderConfig, cfg.ImageCredentialProviderBinDir = l.credProviderCfg, l.credProviderBin
 	if (cfg.ImageCredentialProviderConfig == "") != (cfg.ImageCredentialProviderBinDir == "") {
@@ -60,6 +62,12 @@ func (l *Loader) Load(args []string, hostname HostnameFunc) (*Config, error) {
 		return nil, errors.New("--root-dir: must not be empty")
 	}
 	cfg.RootDir = filepath.Clean(cfg.RootDir)
+	if cfg.CertDir == "" {
+		cfg.CertDir = filepath.Join(cfg.RootDir, "pki")
+	}
+	if cfg.BootstrapKubeconfig != "" && cfg.Kubeconfig == "" {
+		return nil, errors.New("--bootstrap-kubeconfig needs --kubeconfig: the path the kubeconfig it obtains is written to")
+	}
 	if cfg.ImageGCPeriod <= 0 {
 		return nil, errors.New("--image-gc-period: must be greater than 0")
 	}

@@ -54,14 +54,25 @@ func (s *State) Seen(sources ...string) bool { return s.seen.HasAll(sources...) 
 // refused: the first source wins. When a name is freed, pods of other sources that were refused
 // for it are merged again, and their updates follow. now stamps the config.seen annotation.
 func (s *State) Merge(source string, snapshot []*v1.Pod, now time.Time) ([]PodUpdate, []Rejection) {
+	return s.merge(source, snapshot, now, true)
+}
+
+// Restore merges pods a source had before a restart (the checkpoint's), without counting as
+// the source's complete listing: housekeeping still waits for the source itself before it
+// removes pods no source wants, and the source's first listing then replaces these.
+func (s *State) Restore(source string, snapshot []*v1.Pod, now time.Time) ([]PodUpdate, []Rejection) {
+	return s.merge(source, snapshot, now, false)
+}
+
+func (s *State) merge(source string, snapshot []*v1.Pod, now time.Time, complete bool) ([]PodUpdate, []Rejection) {
 	s.raw[source] = snapshot
-	updates, rejections, freed := s.mergeOne(source, now)
+	updates, rejections, freed := s.mergeOne(source, now, complete)
 	if freed {
 		for _, other := range sortedKeys(s.rejected) {
 			if other == source || len(s.rejected[other]) == 0 {
 				continue
 			}
-			u, r, _ := s.mergeOne(other, now)
+			u, r, _ := s.mergeOne(other, now, s.seen.Has(other))
 			updates = append(updates, u...)
 			rejections = append(rejections, r...)
 		}
@@ -69,9 +80,11 @@ func (s *State) Merge(source string, snapshot []*v1.Pod, now time.Time) ([]PodUp
 	return updates, rejections
 }
 
-func (s *State) mergeOne(source string, now time.Time) (updates []PodUpdate, rejections []Rejection, freed bool) {
-	firstSet := !s.seen.Has(source)
-	s.seen.Insert(source)
+func (s *State) mergeOne(source string, now time.Time, complete bool) (updates []PodUpdate, rejections []Rejection, freed bool) {
+	firstSet := complete && !s.seen.Has(source)
+	if complete {
+		s.seen.Insert(source)
+	}
 	old := s.pods[source]
 	cur := make(map[types.UID]*v1.Pod, len(s.raw[source]))
 	var adds, upds, dels, rems, recs []*v1.Pod

@@ -43,10 +43,12 @@ func deleted(p *v1.Pod) {
 }
 
 type step struct {
-	source string
-	pods   []*v1.Pod
-	want   []string // "OP source uid,uid" per update, in order
-	reject []string // full names refused
+	// restore merges the pods as restored from the checkpoint (State.Restore).
+	restore bool
+	source  string
+	pods    []*v1.Pod
+	want    []string // "OP source uid,uid" per update, in order
+	reject  []string // full names refused
 }
 
 func describe(updates []PodUpdate) []string {
@@ -116,6 +118,18 @@ func TestMergeSequences(t *testing.T) {
 			{source: "file", pods: nil, want: []string{"REMOVE file 1"}},
 			{source: "http", pods: []*v1.Pod{tpod("b/2")}, want: nil},
 		}},
+		{"restored pods run; the source's first listing replaces them", []step{
+			{restore: true, source: "api", pods: []*v1.Pod{tpod("a/1"), tpod("b/2")}, want: []string{"ADD api 1,2"}},
+			{source: "api", pods: []*v1.Pod{tpod("b/2"), tpod("c/3")}, want: []string{"REMOVE api 1", "ADD api 3"}},
+		}},
+		{"an empty first listing after a restore removes the restored pods", []step{
+			{restore: true, source: "api", pods: []*v1.Pod{tpod("a/1")}, want: []string{"ADD api 1"}},
+			{source: "api", pods: nil, want: []string{"REMOVE api 1", "ADD api "}},
+		}},
+		{"a first listing equal to the restored pods marks the source with an empty ADD", []step{
+			{restore: true, source: "api", pods: []*v1.Pod{tpod("a/1")}, want: []string{"ADD api 1"}},
+			{source: "api", pods: []*v1.Pod{tpod("a/1")}, want: []string{"ADD api "}},
+		}},
 		{"duplicate names within a source: the first wins", []step{
 			{source: "http", pods: []*v1.Pod{tpod("a/1"), tpod("a/2")}, want: []string{"ADD http 1"}, reject: []string{"a_default"}},
 		}},
@@ -130,7 +144,11 @@ func TestMergeSequences(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := NewState()
 			for i, st := range tc.steps {
-				got, rej := s.Merge(st.source, st.pods, t0)
+				merge := s.Merge
+				if st.restore {
+					merge = s.Restore
+				}
+				got, rej := merge(st.source, st.pods, t0)
 				if g, w := strings.Join(describe(got), " | "), strings.Join(st.want, " | "); g != w {
 					t.Fatalf("step %d: updates\n got: %s\nwant: %s", i, g, w)
 				}
@@ -180,5 +198,13 @@ func TestSeen(t *testing.T) {
 	s.Merge("file", nil, t0)
 	if !s.Seen("file") || s.Seen("file", "http") {
 		t.Fatal("Seen wrong after the file listing")
+	}
+	s.Restore("api", []*v1.Pod{tpod("a/1")}, t0)
+	if s.Seen("api") {
+		t.Fatal("restored pods count as the api source's listing: housekeeping would remove pods it does not know")
+	}
+	s.Merge("api", nil, t0)
+	if !s.Seen("file", "api") {
+		t.Fatal("not seen after the api listing")
 	}
 }

@@ -58,10 +58,26 @@ func (m *Mux) SeenAllSources(sources ...string) bool {
 
 // Send merges a snapshot and delivers the updates it implies, in order.
 func (m *Mux) Send(ctx context.Context, source string, pods []*v1.Pod) error {
+	return m.send(ctx, source, pods, true)
+}
+
+// Restore is Send for the pods a source had before a restart (State.Restore): they run, but
+// the source is not yet seen.
+func (m *Mux) Restore(ctx context.Context, source string, pods []*v1.Pod) error {
+	return m.send(ctx, source, pods, false)
+}
+
+func (m *Mux) send(ctx context.Context, source string, pods []*v1.Pod, complete bool) error {
 	m.sendMu.Lock()
 	defer m.sendMu.Unlock()
 	m.mu.Lock()
-	updates, rejections := m.state.Merge(source, pods, m.clock.Now())
+	var updates []PodUpdate
+	var rejections []Rejection
+	if complete {
+		updates, rejections = m.state.Merge(source, pods, m.clock.Now())
+	} else {
+		updates, rejections = m.state.Restore(source, pods, m.clock.Now())
+	}
 	m.reportRejections(source, rejections)
 	m.mu.Unlock()
 	for _, u := range updates {

@@ -80,3 +80,30 @@ func TestStopUnblocksAFinishedSend(t *testing.T) {
 		h.pw.Stop()
 	})
 }
+
+// A pod is listed as terminating from its kill until SyncTerminatingPod has succeeded, with
+// the time of the request and the grace period in force.
+func TestTerminatingPods(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newFinishedHarness(nil)
+		defer h.pw.Stop()
+		h.pw.UpdatePod(upd(SyncPodCreate, newPod("a", 0)))
+		h.pw.UpdatePod(upd(SyncPodCreate, newPod("b", 0)))
+		synctest.Wait()
+		if got := h.pw.TerminatingPods(); len(got) != 0 {
+			t.Fatalf("terminating before any kill: %v", got)
+		}
+		h.syncer.setHold(kindTerminating, true)
+		h.pw.UpdatePod(kill(newPod("a", 0), i64(7), ""))
+		synctest.Wait() // in SyncTerminatingPod
+		got := h.pw.TerminatingPods()
+		if len(got) != 1 || got[0].Pod.UID != "a" || got[0].GracePeriod != 7 || !got[0].Since.Equal(h.clock.Now()) {
+			t.Fatalf("terminating = %+v, want a with grace 7 since now", got)
+		}
+		h.syncer.release <- struct{}{}
+		synctest.Wait()
+		if got := h.pw.TerminatingPods(); len(got) != 0 {
+			t.Fatalf("still terminating after SyncTerminatingPod: %+v", got)
+		}
+	})
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -271,6 +272,38 @@ func (p *PodWorkers) IsPodKnownTerminated(uid types.UID) bool {
 	defer p.mu.Unlock()
 	s, ok := p.status(uid)
 	return ok && s.terminated()
+}
+
+// Terminating is a pod whose termination was requested and whose containers may still run.
+type Terminating struct {
+	Pod *v1.Pod
+	// Since is when termination was requested; GracePeriod is the one in force, in seconds.
+	Since       time.Time
+	GracePeriod int64
+}
+
+// TerminatingPods lists the pods being terminated (asked to, not yet without containers), so
+// that a pod no source wants any more can still be shown as terminating until it has stopped.
+func (p *PodWorkers) TerminatingPods() []Terminating {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var out []Terminating
+	for _, w := range p.workers {
+		s := &w.status
+		if !s.terminationRequested() || s.terminated() {
+			continue
+		}
+		var pod *v1.Pod
+		if s.active != nil {
+			pod = s.active.Pod
+		} else if s.pending != nil {
+			pod = s.pending.Pod
+		}
+		if pod != nil {
+			out = append(out, Terminating{Pod: pod, Since: s.terminatingAt, GracePeriod: s.gracePeriod})
+		}
+	}
+	return out
 }
 
 // TerminationRequest returns, for a pod whose termination was requested, the effective kill

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -335,5 +337,56 @@ func TestReadOnlyAPIHasNoStreams(t *testing.T) {
 		if w.Code != http.StatusNotFound && w.Code != http.StatusMethodNotAllowed {
 			t.Errorf("read-only %s: %d, want 404", path, w.Code)
 		}
+	}
+}
+
+// The local API listens on a unix socket only its owner may use, replaces a socket a killed
+// nodelet left, and serves the streams and /run (which the read-only API does not).
+func TestLocalSocketAPI(t *testing.T) {
+	e := newEnv(t)
+	dir, err := os.MkdirTemp("", "sock") // short: a socket path has at most 107 bytes
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	path := filepath.Join(dir, "nodelet.sock")
+	stale, err := net.Listen("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale.(*net.UnixListener).SetUnlinkOnClose(false)
+	stale.Close() // the socket file stays, as after a SIGKILL
+	srv, err := New(Config{Address: UnixPrefix + path, Clock: e.clock},
+		Deps{Pods: e.pods, Logs: e.logs, Streams: &Streams{Targets: fakeTargets{}, Runner: fakeRunner{}, RunningPods: fakeRunning{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx) }()
+	client := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", path)
+	}}}
+	var resp *http.Response
+	for i := 0; ; i++ {
+		if resp, err = client.Post("http://nodelet/run/default/web/app?cmd=echo+hi", "", nil); err == nil {
+			break
+		}
+		if i == 100 {
+			t.Fatalf("local API not reachable: %v", err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("POST /run over the socket: %d %s", resp.StatusCode, body)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("socket mode: %v %v, want 0600", fi.Mode(), err)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run: %v", err)
 	}
 }

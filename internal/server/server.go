@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -55,9 +57,17 @@ type Config struct {
 	Profiling bool
 }
 
+// UnixPrefix marks a Config.Address that is a unix socket path: the local API, whose file mode
+// (0600, its owner root) is its authentication, as containerd's socket; it serves what the
+// kubelet API serves (streams included) to the node's administrator, in every mode.
+const UnixPrefix = "unix://"
+
 // Secure is the kubelet API's TLS and access control.
 type Secure struct {
 	CertFile, KeyFile string
+	// GetCertificate, when set, serves its certificate instead of the files' (a rotated
+	// serving certificate).
+	GetCertificate func(*tls.ClientHelloInfo) (*tls.Certificate, error)
 	// Filter wraps the routes with authentication and authorization (kubeletauth.Filter).
 	Filter func(http.Handler) http.Handler
 }
@@ -136,7 +146,8 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	hz := &healthzHandler{checks: checks}
 	mux.HandleFunc("GET /healthz", hz.all)
 	mux.HandleFunc("GET /healthz/{name}", hz.one)
-	loopback := isLoopback(cfg.Address) || cfg.Secure != nil
+	local := strings.HasPrefix(cfg.Address, UnixPrefix)
+	loopback := isLoopback(cfg.Address) || cfg.Secure != nil || local
 	mux.Handle("GET /containerLogs/{namespace}/{pod}/{container}",
 		loopbackOnly(loopback, cfg.Address, "container logs", &containerLogsHandler{pods: deps.Pods, logs: deps.Logs, clock: cfg.Clock}))
 	if deps.Events != nil {
@@ -148,26 +159,31 @@ func New(cfg Config, deps Deps) (*Server, error) {
 	if deps.Summary != nil {
 		mux.Handle("GET /stats/summary", &summaryHandler{summary: deps.Summary})
 	}
-	if cfg.Secure != nil && deps.Streams != nil {
+	if (cfg.Secure != nil || local) && deps.Streams != nil {
 		installStreams(mux, deps.Streams)
 	}
 	if cfg.Profiling && loopback {
 		installProfiling(mux)
 	}
+	if local {
+		return &Server{address: cfg.Address, handler: mux, what: "the local API"}, nil
+	}
 	if cfg.Secure == nil {
 		return &Server{address: cfg.Address, handler: mux, what: "the read-only API"}, nil
 	}
-	if cfg.Secure.Filter == nil || cfg.Secure.CertFile == "" || cfg.Secure.KeyFile == "" {
-		return nil, errors.New("server: Secure needs CertFile, KeyFile and Filter")
+	if cfg.Secure.Filter == nil || (cfg.Secure.GetCertificate == nil && (cfg.Secure.CertFile == "" || cfg.Secure.KeyFile == "")) {
+		return nil, errors.New("server: Secure needs CertFile and KeyFile or GetCertificate, and Filter")
 	}
-	cert, err := tls.LoadX509KeyPair(cfg.Secure.CertFile, cfg.Secure.KeyFile)
-	if err != nil {
-		return nil, fmt.Errorf("server: load the serving certificate %s: %w", cfg.Secure.CertFile, err)
+	// Client certificates are verified by the authenticator against clientCAFile.
+	tc := &tls.Config{MinVersion: tls.VersionTLS12, ClientAuth: tls.RequestClientCert, GetCertificate: cfg.Secure.GetCertificate}
+	if tc.GetCertificate == nil {
+		cert, err := tls.LoadX509KeyPair(cfg.Secure.CertFile, cfg.Secure.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("server: load the serving certificate %s: %w", cfg.Secure.CertFile, err)
+		}
+		tc.Certificates = []tls.Certificate{cert}
 	}
-	return &Server{address: cfg.Address, handler: cfg.Secure.Filter(mux), what: "the kubelet API",
-		tls: &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12,
-			// Client certificates are verified by the authenticator against clientCAFile.
-			ClientAuth: tls.RequestClientCert}}, nil
+	return &Server{address: cfg.Address, handler: cfg.Secure.Filter(mux), what: "the kubelet API", tls: tc}, nil
 }
 
 // loopbackOnly returns h when the server is bound to loopback; otherwise, after logging why, a
@@ -204,10 +220,9 @@ func (s *Server) Handler() http.Handler {
 // accepting, ends the requests in flight (their contexts derive from ctx, so followed logs end
 // too) and waits for them for at most 5 s. A listen or serve failure is returned.
 func (s *Server) Run(ctx context.Context) error {
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", s.address)
+	ln, err := s.listen(ctx)
 	if err != nil {
-		return fmt.Errorf("server: listen on %s: %w", s.address, err)
+		return err
 	}
 	return s.Serve(ctx, ln)
 }
@@ -240,6 +255,34 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	<-served // http.ErrServerClosed
 	logger.Info("Stopped serving "+s.what, "address", ln.Addr().String())
 	return nil
+}
+
+// listen opens the TCP address, or the unix socket (a stale one removed, then made 0600).
+func (s *Server) listen(ctx context.Context) (net.Listener, error) {
+	var lc net.ListenConfig
+	path, local := strings.CutPrefix(s.address, UnixPrefix)
+	if !local {
+		ln, err := lc.Listen(ctx, "tcp", s.address)
+		if err != nil {
+			return nil, fmt.Errorf("server: listen on %s: %w", s.address, err)
+		}
+		return ln, nil
+	}
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSocket != 0 {
+		_ = os.Remove(path) // left by a nodelet that was killed
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+		return nil, fmt.Errorf("server: socket directory: %w", err)
+	}
+	ln, err := lc.Listen(ctx, "unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("server: listen on %s: %w", path, err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("server: restrict %s to its owner: %w", path, err)
+	}
+	return ln, nil
 }
 
 // serve serves plain HTTP, or HTTPS with HTTP/2 offered next to HTTP/1.1 as upstream's

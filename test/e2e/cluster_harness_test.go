@@ -30,6 +30,7 @@ const clusterScript = "../../hack/cluster.sh"
 // hack/cluster.sh starts (built from the Go module proxy, cached).
 type controlPlane struct {
 	kubeconfig string // admin
+	server     string // the API server's URL
 	caFile     string // the cluster CA: it signs the API server's client certificate for kubelets
 	kubectlBin string
 	client     kubernetes.Interface
@@ -69,7 +70,7 @@ func cluster(t *testing.T) *controlPlane {
 			return
 		}
 		vars := parseExports(out)
-		c := &controlPlane{kubeconfig: vars["KUBECONFIG"], kubectlBin: vars["KUBECTL"], caFile: vars["CLUSTER_CA"]}
+		c := &controlPlane{kubeconfig: vars["KUBECONFIG"], kubectlBin: vars["KUBECTL"], caFile: vars["CLUSTER_CA"], server: vars["APISERVER"]}
 		cfg, err := clientcmd.BuildConfigFromFlags("", c.kubeconfig)
 		if err != nil {
 			cpErr = fmt.Errorf("admin kubeconfig %q: %w", c.kubeconfig, err)
@@ -144,15 +145,22 @@ type clusterNode struct {
 // for nodelet to stop them, and deletes the Node and its Lease.
 func startClusterNode(t *testing.T, extraArgs ...string) *clusterNode {
 	t.Helper()
-	c := cluster(t)
 	name := "e2e-" + strings.ToLower(testharness.RandomHex(4))
 	out, err := runCluster("kubeconfig", name)
 	if err != nil {
 		t.Fatalf("%s kubeconfig %s: %v\n%s", clusterScript, name, err, out)
 	}
 	kubeconfig := strings.TrimSpace(string(out))
+	return startClusterNodeAs(t, name, append([]string{"--kubeconfig", kubeconfig}, extraArgs...)...)
+}
+
+// startClusterNodeAs is startClusterNode for node name with the credentials in args
+// (--kubeconfig, or --bootstrap-kubeconfig and the --kubeconfig to write).
+func startClusterNodeAs(t *testing.T, name string, extraArgs ...string) *clusterNode {
+	t.Helper()
+	c := cluster(t)
 	kubeletPort := freePort(t)
-	args := append([]string{"--kubeconfig", kubeconfig, "--node-ip", "127.0.0.1",
+	args := append([]string{"--node-ip", "127.0.0.1",
 		"--node-status-update-frequency", "2s", "--port", fmt.Sprint(kubeletPort), "--client-ca-file", c.caFile}, extraArgs...)
 	// Cleanups run last-registered first: API pods go, then nodelet stops (the node's own
 	// cleanup), then the Node and its Lease are deleted so nodelet cannot renew them meanwhile.

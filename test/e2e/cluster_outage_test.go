@@ -178,3 +178,77 @@ spec:
 		t.Errorf("static pod's container changed across the outage: before %s, after %s", b.ContainerID, a.ContainerID)
 	}
 }
+
+// Issue 18, acceptance 4: with the API server stopped, nodelet restarts (SIGKILL, then a new
+// process). The API pods keep running and are managed as last known from the checkpoint (a
+// crash-looping container is still restarted, with its back-off); when the API server returns,
+// its listing reconciles them: a pod deleted through the API is then stopped and removed.
+func TestClusterRestartWhileAPIServerDown(t *testing.T) {
+	cn := startClusterNode(t)
+	cn.waitNodeReady(60 * time.Second)
+	steady := cn.applyPod(t, "steady", `  containers:
+  - {name: main, image: docker.io/library/busybox:1.35, command: ["sleep", "3600"]}
+`)
+	crasher := cn.applyPod(t, "crasher", `  containers:
+  - {name: main, image: docker.io/library/busybox:1.35, command: ["sh", "-c", "sleep 2; exit 1"]}
+`)
+	before := cn.waitAPIPod("default", steady, 90*time.Second, "Running", isRunningReady)
+	crashed := cn.waitAPIPod("default", crasher, 90*time.Second, "restarted once", func(p *v1.Pod) bool {
+		cs := containerStatus(p, "main")
+		return cs != nil && cs.RestartCount >= 1
+	})
+	restartsBefore := containerStatus(crashed, "main").RestartCount
+
+	if out, err := runCluster("stop-apiserver"); err != nil {
+		t.Fatalf("stop-apiserver: %v\n%s", err, out)
+	}
+	apiUp := false
+	t.Cleanup(func() {
+		if !apiUp {
+			if out, err := runCluster("start-apiserver"); err != nil {
+				t.Errorf("start-apiserver: %v\n%s", err, out)
+			}
+		}
+	})
+	cn.kill9()
+	cn.start()
+	cn.logs.waitCount(t, 30*time.Second, 1, "Restored the API server's pods for this node from the checkpoint", "pods=2")
+
+	// Managed while the API server is down: listed by nodelet, the steady pod's container
+	// untouched, the crash-looping one restarted again.
+	deadline := time.Now().Add(90 * time.Second)
+	var local map[string]*v1.Pod
+	for {
+		pods, err := cn.pods()
+		local = map[string]*v1.Pod{}
+		for i := range pods {
+			local[pods[i].Name] = &pods[i]
+		}
+		if err == nil && local[crasher] != nil && containerStatus(local[crasher], "main") != nil &&
+			containerStatus(local[crasher], "main").RestartCount > restartsBefore && local[steady] != nil && isRunningReady(local[steady]) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("90 s after a restart with the API server down: steady %+v, crasher %+v (restarts before %d)", local[steady], local[crasher], restartsBefore)
+		}
+		time.Sleep(time.Second)
+	}
+	if a, b := containerStatus(local[steady], "main"), containerStatus(before, "main"); a.ContainerID != b.ContainerID {
+		t.Errorf("steady pod's container changed across the restart: %s, was %s", a.ContainerID, b.ContainerID)
+	}
+
+	if out, err := runCluster("start-apiserver"); err != nil {
+		t.Fatalf("start-apiserver: %v\n%s", err, out)
+	}
+	apiUp = true
+	cn.waitNodeReady(60 * time.Second)
+	after := cn.waitAPIPod("default", steady, 60*time.Second, "Running", isRunningReady)
+	if a, b := containerStatus(after, "main"), containerStatus(before, "main"); a.ContainerID != b.ContainerID || a.RestartCount != 0 {
+		t.Errorf("steady pod after the API server returned: container %s (restarts %d), was %s", a.ContainerID, a.RestartCount, b.ContainerID)
+	}
+	// Reconciled: a deletion through the API reaches the restored pod.
+	if err := cn.cp.client.CoreV1().Pods("default").Delete(context.Background(), steady, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cn.waitAPIPod("default", steady, 60*time.Second, "deleted by nodelet", func(p *v1.Pod) bool { return p == nil })
+}
