@@ -183,10 +183,13 @@ func (c *cluster) start(ctx context.Context, g *group, cfg Config, deps Deps, mu
 	if c.clientCerts != nil {
 		g.start("client certificate rotation", func() error { c.clientCerts.Run(ctx, c.client.CSRs); return nil })
 	}
+	// The checkpoint's services go in before the services' reflector starts, so that its first
+	// list always replaces them.
+	restored := c.restoreAPIPods(filepath.Join(cfg.RootDir, "checkpoint"))
 	g.start("api objects", func() error { c.objects.Run(ctx); return nil })
 	g.start("services", func() error { c.services.Run(ctx); return nil })
 	g.start("runtime classes", func() error { c.classes.Run(ctx); return nil })
-	c.startAPISource(ctx, g, cfg, deps, mux)
+	c.startAPISource(ctx, g, cfg, deps, mux, restored)
 }
 
 // startNodeStatus registers the node and keeps its status and lease; it needs the runtime's
@@ -242,24 +245,33 @@ func (c *cluster) startStatusSync(ctx context.Context, g *group) {
 // The API server's pods for this node are checkpointed (<root>/checkpoint/apipods.json): after a
 // restart they run as last known until the API server answers, whose first listing then
 // replaces them; until then housekeeping removes nothing (the source is not seen yet).
-func (c *cluster) startAPISource(ctx context.Context, g *group, cfg Config, deps Deps, mux *podconfig.Mux) {
-	dir := filepath.Join(cfg.RootDir, "checkpoint")
-	switch pods, err := checkpoint.LoadAPIPods(dir); {
-	case err != nil:
-		klog.ErrorS(err, "Starting without the API pods' checkpoint: the API server's pods wait for it to answer")
-	case len(pods) > 0:
-		klog.InfoS("Restored the API server's pods for this node from the checkpoint; they run as last known until it answers", "pods", len(pods))
-		if err := mux.Restore(ctx, podconfig.APISource, pods); err != nil {
+func (c *cluster) startAPISource(ctx context.Context, g *group, cfg Config, deps Deps, mux *podconfig.Mux, restored []*v1.Pod) {
+	if len(restored) > 0 {
+		if err := mux.Restore(ctx, podconfig.APISource, restored); err != nil {
 			return
 		}
 	}
-	rec := checkpoint.NewAPIPods(dir, checkpointPeriod, deps.Clock)
+	rec := checkpoint.NewAPIPods(filepath.Join(cfg.RootDir, "checkpoint"), checkpointPeriod, deps.Clock, c.services.Services)
 	g.start("api pods checkpoint", func() error { rec.Run(ctx); return nil })
 	klog.InfoS("Watching the API server for pods bound to this node", "node", cfg.NodeName)
 	g.start("api source", func() error {
 		return podconfig.RunAPISource(ctx, podconfig.APIConfig{Client: c.client.Core, NodeName: cfg.NodeName,
 			Sink: recordingSink{Sink: mux, rec: rec}, Mirrors: c.mirrors, Clock: deps.Clock, NodeSynced: c.registered})
 	})
+}
+
+// restoreAPIPods reads the API pods' checkpoint: it puts its services in place and returns its
+// pods, for the mux.
+func (c *cluster) restoreAPIPods(dir string) []*v1.Pod {
+	pods, services, err := checkpoint.LoadAPIPods(dir)
+	switch {
+	case err != nil:
+		klog.ErrorS(err, "Starting without the API pods' checkpoint: the API server's pods wait for it to answer")
+	case len(pods) > 0:
+		klog.InfoS("Restored the API server's pods for this node from the checkpoint; they run as last known until it answers", "pods", len(pods), "services", len(services))
+		c.services.Restore(services)
+	}
+	return pods
 }
 
 // recordingSink passes the API source's listings on and records each for the checkpoint.

@@ -56,3 +56,17 @@ func (s *Services) Services() ([]*v1.Service, bool) {
 	}
 	return out, s.w.store.synced.Load()
 }
+
+// Restore puts services from the checkpoint in place until the first list (which replaces
+// them): after a restart while the API server is unreachable, restored pods get the service
+// environment variables they had. It does nothing once services were listed.
+func (s *Services) Restore(services []*v1.Service) {
+	if s.w.store.synced.Load() {
+		return
+	}
+	objs := make([]any, len(services))
+	for i, svc := range services {
+		objs[i] = svc
+	}
+	_ = s.w.store.Replace(objs, "")
+}

@@ -24,11 +24,11 @@ func apiPod(name, uid string) *v1.Pod {
 
 func TestAPIPodsRoundTrip(t *testing.T) {
 	dir := t.TempDir()
-	a := NewAPIPods(dir, 1, testclock.NewFakeClock(time.Time{}))
+	a := NewAPIPods(dir, 1, testclock.NewFakeClock(time.Time{}), nil)
 	in := []*v1.Pod{apiPod("b", "2"), apiPod("a", "1")}
 	a.Record(in)
 	a.Write()
-	got, err := LoadAPIPods(dir)
+	got, _, err := LoadAPIPods(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func TestAPIPodsRoundTrip(t *testing.T) {
 // Write writes only a changed listing.
 func TestAPIPodsWritesOnlyChanges(t *testing.T) {
 	dir := t.TempDir()
-	a := NewAPIPods(dir, 1, testclock.NewFakeClock(time.Time{}))
+	a := NewAPIPods(dir, 1, testclock.NewFakeClock(time.Time{}), nil)
 	path := filepath.Join(dir, APIPodsFileName)
 	a.Write()
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
@@ -71,7 +71,7 @@ func TestAPIPodsWritesOnlyChanges(t *testing.T) {
 	}
 	a.Record(nil)
 	a.Write()
-	if pods, err := LoadAPIPods(dir); err != nil || len(pods) != 0 {
+	if pods, _, err := LoadAPIPods(dir); err != nil || len(pods) != 0 {
 		t.Errorf("after an empty listing: %d pods, %v", len(pods), err)
 	}
 }
@@ -79,7 +79,7 @@ func TestAPIPodsWritesOnlyChanges(t *testing.T) {
 // A corrupt file is moved aside and reported; nodelet starts without it.
 func TestAPIPodsCorrupt(t *testing.T) {
 	dir := t.TempDir()
-	a := NewAPIPods(dir, 1, testclock.NewFakeClock(time.Time{}))
+	a := NewAPIPods(dir, 1, testclock.NewFakeClock(time.Time{}), nil)
 	a.Record([]*v1.Pod{apiPod("a", "1")})
 	a.Write()
 	path := filepath.Join(dir, APIPodsFileName)
@@ -87,14 +87,39 @@ func TestAPIPodsCorrupt(t *testing.T) {
 	if err := os.WriteFile(path, []byte(strings.Replace(string(b), "busybox", "busyb0x", 1)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	pods, err := LoadAPIPods(dir)
+	pods, _, err := LoadAPIPods(dir)
 	if err == nil || !strings.Contains(err.Error(), "checksum") || pods != nil {
 		t.Fatalf("corrupt checkpoint: pods %v, err %v", pods, err)
 	}
 	if _, err := os.Stat(path + ".corrupt"); err != nil {
 		t.Errorf("not moved aside: %v", err)
 	}
-	if pods, err := LoadAPIPods(dir); err != nil || pods != nil {
+	if pods, _, err := LoadAPIPods(dir); err != nil || pods != nil {
 		t.Errorf("after moving aside: %v %v", pods, err)
+	}
+}
+
+// The services, once listed, are kept beside the pods, reduced to what environment variables
+// need.
+func TestAPIPodsKeepServices(t *testing.T) {
+	dir := t.TempDir()
+	svc := &v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "web", Labels: map[string]string{"a": "b"}},
+		Spec: v1.ServiceSpec{ClusterIP: "10.96.0.10", Ports: []v1.ServicePort{{Name: "http", Port: 80, Protocol: v1.ProtocolTCP}}, Selector: map[string]string{"app": "web"}}}
+	listed := false
+	a := NewAPIPods(dir, 1, testclock.NewFakeClock(time.Time{}), func() ([]*v1.Service, bool) { return []*v1.Service{svc}, listed })
+	a.Record([]*v1.Pod{apiPod("a", "1")})
+	a.Write()
+	if _, svcs, err := LoadAPIPods(dir); err != nil || len(svcs) != 0 {
+		t.Fatalf("services before they were listed: %v %v", svcs, err)
+	}
+	listed = true
+	a.Record([]*v1.Pod{apiPod("a", "1"), apiPod("b", "2")})
+	a.Write()
+	_, svcs, err := LoadAPIPods(dir)
+	if err != nil || len(svcs) != 1 {
+		t.Fatalf("services: %v %v", svcs, err)
+	}
+	if s := svcs[0]; s.Name != "web" || s.Spec.ClusterIP != "10.96.0.10" || len(s.Spec.Ports) != 1 || s.Spec.Ports[0].Port != 80 || s.Labels != nil || s.Spec.Selector != nil {
+		t.Errorf("service kept as %+v, want name, cluster IP and ports only", s)
 	}
 }

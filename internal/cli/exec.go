@@ -83,14 +83,15 @@ func (r streamRequest) streamURL() *url.URL {
 	if r.verb == "exec" {
 		q["command"] = r.command
 	}
-	q.Set("stdout", "true")
+	// As the API server asks the kubelet (v1.ExecStdinParam...: input, output, error, tty = 1).
+	q.Set(v1.ExecStdoutParam, "1")
 	if r.stdin {
-		q.Set("stdin", "true")
+		q.Set(v1.ExecStdinParam, "1")
 	}
 	if r.tty {
-		q.Set("tty", "true")
+		q.Set(v1.ExecTTYParam, "1")
 	} else {
-		q.Set("stderr", "true")
+		q.Set(v1.ExecStderrParam, "1")
 	}
 	return &url.URL{Scheme: "http", Host: "nodelet",
 		Path:     "/" + r.verb + "/" + r.namespace + "/" + r.pod + "/" + r.container,

@@ -16,14 +16,14 @@ func TestParseStream(t *testing.T) {
 		wantURL string // path?query
 		errLike string
 	}{
-		{"exec", []string{"web", "--", "ls", "-l"}, "/exec/default/web/?command=ls&command=-l&stderr=true&stdout=true", ""},
-		{"exec", []string{"-it", "-n", "kube-system", "pod/web", "-c", "app", "--", "sh"}, "/exec/kube-system/web/app?command=sh&stdin=true&stdout=true&tty=true", ""},
+		{"exec", []string{"web", "--", "ls", "-l"}, "/exec/default/web/?command=ls&command=-l&error=1&output=1", ""},
+		{"exec", []string{"-it", "-n", "kube-system", "pod/web", "-c", "app", "--", "sh"}, "/exec/kube-system/web/app?command=sh&input=1&output=1&tty=1", ""},
 		{"exec", []string{"web", "ls"}, "", "exec [POD] [COMMAND] is not supported; use exec [POD] -- [COMMAND]"},
 		{"exec", []string{"web"}, "", "you must specify at least one command for the container"},
 		{"exec", []string{"web", "--"}, "", "you must specify at least one command for the container"},
 		{"exec", []string{"--", "ls"}, "", "POD is a required argument for the exec command"},
 		{"exec", []string{"a", "b", "--", "ls"}, "", "expected one POD before --"},
-		{"attach", []string{"web", "-i"}, "/attach/default/web/?stderr=true&stdin=true&stdout=true", ""},
+		{"attach", []string{"web", "-i"}, "/attach/default/web/?error=1&input=1&output=1", ""},
 		{"attach", []string{"web", "x"}, "", "expected a single argument: POD"},
 		{"attach", nil, "", "POD is a required argument for the attach command"},
 	} {

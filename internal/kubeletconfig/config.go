@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/component-base/featuregate"
 	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 )
 
@@ -98,5 +99,5 @@ func FeatureEnabled(kc kubeletconfigv1beta1.KubeletConfiguration, gate string) b
 	case "EventedPLEG", "GracefulNodeShutdown", "GracefulNodeShutdownBasedOnPodPriority":
 		return true
 	}
-	return false
+	return upstreamFeatureGates[featuregate.Feature(gate)].Default // unknown: false
 }

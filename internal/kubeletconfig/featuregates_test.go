@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"k8s.io/component-base/featuregate"
+	kubeletconfigv1beta1 "k8s.io/kubelet/config/v1beta1"
 )
 
 func TestFeatureGates(t *testing.T) {
@@ -95,5 +96,23 @@ func TestFeatureGateTable(t *testing.T) {
 		if _, ok := upstreamFeatureGates[featuregate.Feature(gate)]; !ok {
 			t.Errorf("nodelet reads the gate %s, which the table does not have", gate)
 		}
+	}
+}
+
+// A gate nodelet reads but does not default itself takes upstream's default.
+func TestFeatureEnabledDefaults(t *testing.T) {
+	var kc kubeletconfigv1beta1.KubeletConfiguration
+	for gate, want := range map[string]bool{
+		"RotateKubeletServerCertificate": true, // beta, on upstream
+		"EventedPLEG":                    true, // nodelet's own default
+		"NoSuchGate":                     false,
+	} {
+		if got := FeatureEnabled(kc, gate); got != want {
+			t.Errorf("FeatureEnabled(%s) = %v, want %v", gate, got, want)
+		}
+	}
+	kc.FeatureGates = map[string]bool{"RotateKubeletServerCertificate": false}
+	if FeatureEnabled(kc, "RotateKubeletServerCertificate") {
+		t.Error("a gate set off is on")
 	}
 }

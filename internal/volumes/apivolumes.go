@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/klog/v2"
 )
@@ -62,11 +63,19 @@ func (m *Manager) setUpAPIVolume(pod *v1.Pod, vol *v1.Volume) (string, error) {
 		return "", fmt.Errorf("%s volume %q: %w", kind, vol.Name, err)
 	}
 	plugin, memory, _ := apiVolumePlugin(&vol.VolumeSource)
+	dir := filepath.Join(m.volumesDir(pod.UID), plugin, vol.Name)
 	payload, err := m.apiVolumePayload(pod, &vol.VolumeSource)
 	if err != nil {
+		if keepContent(err, dir) {
+			// The objects cannot be fetched now (the API server is unreachable, e.g. after a
+			// restart during an outage): the content written before stays, so the pod's
+			// containers can still be (re)started; the next sync updates it.
+			klog.V(2).InfoS("Keeping the volume's current content: its objects cannot be fetched now", "pod", klog.KObj(pod),
+				"podUID", pod.UID, "volume", vol.Name, "type", kind, "err", err)
+			return dir, nil
+		}
 		return fail(err)
 	}
-	dir := filepath.Join(m.volumesDir(pod.UID), plugin, vol.Name)
 	if _, err := makeVolumeDir(dir); err != nil {
 		return fail(err)
 	}
@@ -88,6 +97,17 @@ func (m *Manager) setUpAPIVolume(pod *v1.Pod, vol *v1.Volume) (string, error) {
 			"type", kind, "files", len(payload), "path", dir)
 	}
 	return dir, nil
+}
+
+// keepContent decides (pure but for the stat) whether a volume whose payload failed keeps its
+// current content: it has some (a ..data link from an earlier write), and the failure is not
+// that an object is gone or the pod is not allowed it (then the mount fails, as upstream).
+func keepContent(err error, dir string) bool {
+	if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) || errors.Is(err, ErrNeedsClusterMode) {
+		return false
+	}
+	_, statErr := os.Lstat(filepath.Join(dir, dataDirName))
+	return statErr == nil
 }
 
 // apiVolumePayload gathers the files of the volume. Without Config.Objects, configMap and

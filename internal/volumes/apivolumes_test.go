@@ -446,8 +446,9 @@ func TestManagerRealSecretVolume(t *testing.T) {
 	}
 }
 
-// TestAPIErrorNotMaskedByOptional: optional only covers NotFound; any other error fails the
-// volume and keeps the content already there.
+// TestAPIErrorNotMaskedByOptional: optional only covers NotFound; any other error does not
+// empty the volume as a missing optional object would: the content already there stays (and
+// the sync goes on with it, see TestAPIVolumeKeepsContentWhenObjectsAreUnreachable).
 func TestAPIErrorNotMaskedByOptional(t *testing.T) {
 	objs := newFakeObjects()
 	objs.setConfigMap("app", map[string]string{"a": "1"})
@@ -460,10 +461,42 @@ func TestAPIErrorNotMaskedByOptional(t *testing.T) {
 		t.Fatal(err)
 	}
 	objs.err = apierrors.NewServiceUnavailable("apiserver down")
-	if _, err := m.SetUp(pod); !apierrors.IsServiceUnavailable(err) || !strings.Contains(err.Error(), "getting ConfigMap default/app") {
-		t.Fatalf("err = %v, want the API error with context", err)
+	if _, err := m.SetUp(pod); err != nil {
+		t.Fatalf("err = %v, want the current content kept", err)
 	}
 	if got := mustRead(t, filepath.Join(paths["cfg"], "a")); got != "1" {
 		t.Fatalf("content after a failed sync = %q, want the previous one", got)
+	}
+}
+
+// When the objects cannot be fetched (the API server unreachable after a restart), a volume
+// that has content keeps it and the pod can go on; a volume without content, or whose object
+// is gone, fails.
+func TestAPIVolumeKeepsContentWhenObjectsAreUnreachable(t *testing.T) {
+	objs := newFakeObjects()
+	objs.setConfigMap("app", map[string]string{"app.conf": "level=info\n"})
+	m, _ := newAPITestManager(t, objs, newFakeMounter())
+	pod := testPod("uid-1", cmVol("cfg", "app"))
+	paths, err := m.SetUp(pod)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs.mu.Lock()
+	objs.err = errors.New("failed to sync configmap cache: default/app not listed within 1s")
+	objs.mu.Unlock()
+	if _, err := m.SetUp(pod); err != nil {
+		t.Fatalf("a volume with content failed while its object is unreachable: %v", err)
+	}
+	if got := readVolume(t, paths["cfg"]); !mapsEqual(got, map[string]string{"app.conf": "level=info\n"}) {
+		t.Errorf("content changed: %q", got)
+	}
+	if _, err := m.SetUp(testPod("uid-2", cmVol("cfg", "app"))); err == nil {
+		t.Error("a new volume without content was set up from nothing")
+	}
+	objs.mu.Lock()
+	objs.err = apierrors.NewNotFound(v1.Resource("configmaps"), "app")
+	objs.mu.Unlock()
+	if _, err := m.SetUp(pod); err == nil {
+		t.Error("a volume whose object is gone kept its content")
 	}
 }

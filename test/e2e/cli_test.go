@@ -98,7 +98,7 @@ spec:
 			t.Fatalf("get pods: the removed pod is not shown as Terminating:\n%s", out)
 		}
 	}
-	if out, _, _ := cli(t, "", "describe", "pod", n.podName("slowstop"), server); !strings.Contains(out, "Status:       Terminating (lasts ") {
+	if out, _, _ := cli(t, "", "describe", "pod", n.podName("slowstop"), server); !regexp.MustCompile(`(?m)^Status:\s+Terminating \(lasts \d+s\)$`).MatchString(out) {
 		t.Errorf("describe of a terminating pod:\n%s", out)
 	}
 	n.waitPod("slowstop", 40*time.Second, "gone once its grace period ended", func(p *v1.Pod) bool { return p == nil })
@@ -132,10 +132,12 @@ spec:
 
 	// describe: kubectl's sections, events included.
 	out, _, code = cli(t, "", "describe", "pod", two, server)
-	for _, want := range []string{"Name:         " + two + "\n", "Namespace:    default\n", "Status:       Running\n",
-		"Containers:\n  app:\n", "  side:\n", "Conditions:\n  Type ", "Events:\n  Type    Reason  ", "Started"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("describe pod: no %q in:\n%s", want, out)
+	for _, want := range []string{`(?m)^Name:\s+` + two + `$`, `(?m)^Namespace:\s+default$`, `(?m)^Status:\s+Running$`,
+		`(?m)^Containers:\n  app:$`, `(?m)^  side:$`, `(?m)^Conditions:\n\s+Type\s+Status$`,
+		`(?m)^Events:\n\s+Type\s+Reason\s+Age\s+From\s+Message\n\s+----\s+------\s+----\s+----\s+-------$`,
+		`(?m)^\s+Normal\s+Started\s+\d+s\s+kubelet\s+Started container app$`} {
+		if !regexp.MustCompile(want).MatchString(out) {
+			t.Errorf("describe pod: nothing matches %s in:\n%s", want, out)
 		}
 	}
 	if code != 0 {

@@ -163,8 +163,14 @@ func (n *node) stop() {
 	select {
 	case <-n.exited:
 	case <-time.After(15 * time.Second):
-		_ = n.cmd.Process.Kill()
-		n.t.Errorf("nodelet did not stop within 15 s of SIGTERM")
+		// SIGQUIT first: Go prints every goroutine's stack, which the log below then shows.
+		_ = n.cmd.Process.Signal(syscall.SIGQUIT)
+		select {
+		case <-n.exited:
+		case <-time.After(5 * time.Second):
+			_ = n.cmd.Process.Kill()
+		}
+		n.t.Errorf("nodelet did not stop within 15 s of SIGTERM (its goroutines, from SIGQUIT, end the log)")
 	}
 }
 
