@@ -45,7 +45,7 @@ func EncodeAPIPods(pods []*v1.Pod, services []*v1.Service) ([]byte, error) {
 	for _, s := range services {
 		svcs = append(svcs, &v1.Service{
 			ObjectMeta: metav1.ObjectMeta{Namespace: s.Namespace, Name: s.Name},
-			Spec: v1.ServiceSpec{Type: s.Spec.Type, ClusterIP: s.Spec.ClusterIP, ClusterIPs: s.Spec.ClusterIPs, Ports: s.Spec.Ports},
+			Spec:       v1.ServiceSpec{Type: s.Spec.Type, ClusterIP: s.Spec.ClusterIP, ClusterIPs: s.Spec.ClusterIPs, Ports: s.Spec.Ports},
 		})
 	}
 	slices.SortFunc(svcs, func(a, b *v1.Service) int {
