@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/pem"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -148,16 +149,16 @@ func leafOf(t *testing.T, path string) *x509.Certificate {
 	return c
 }
 
-// servingLeaf is the certificate the kubelet API presents, verified against the cluster CA
-// for 127.0.0.1 (what kube-apiserver --kubelet-certificate-authority checks).
-func servingLeaf(c *controlPlane, port int) (*x509.Certificate, error) {
+// servingLeaf is the certificate the kubelet API presents at ip, verified against the cluster
+// CA for that IP (what kube-apiserver --kubelet-certificate-authority checks).
+func servingLeaf(c *controlPlane, ip string, port int) (*x509.Certificate, error) {
 	ca, err := os.ReadFile(c.caFile)
 	if err != nil {
 		return nil, err
 	}
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(ca)
-	conn, err := tls.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port), &tls.Config{RootCAs: pool, ServerName: "127.0.0.1"})
+	conn, err := tls.Dial("tcp", net.JoinHostPort(ip, fmt.Sprint(port)), &tls.Config{RootCAs: pool, ServerName: ip})
 	if err != nil {
 		return nil, err
 	}
@@ -186,8 +187,9 @@ func TestClusterTLSBootstrapAndRotation(t *testing.T) {
 	t.Cleanup(func() { cancel(); <-approverDone })
 
 	start := time.Now()
+	ip := hostIP(t) // not loopback: the API server's node proxy (for /metrics) refuses it
 	cn := startClusterNodeAs(t, name, "--kubeconfig", kubeconfig, "--bootstrap-kubeconfig", boot, "--cert-dir", certDir,
-		"--rotate-certificates", "--rotate-server-certificates")
+		"--rotate-certificates", "--rotate-server-certificates", "--node-ip", ip)
 	cn.waitNodeReady(90 * time.Second)
 	t.Logf("node Ready %v after start, from a bootstrap token alone", time.Since(start).Round(time.Millisecond))
 
@@ -219,10 +221,10 @@ func TestClusterTLSBootstrapAndRotation(t *testing.T) {
 	// The serving certificate: requested by the node itself, approved above, served.
 	var serving *x509.Certificate
 	waitUntil(t, 60*time.Second, "the kubelet API to serve a certificate of the cluster CA", func() bool {
-		serving, err = servingLeaf(c, cn.kubeletPort)
+		serving, err = servingLeaf(c, ip, cn.kubeletPort)
 		return err == nil
 	})
-	if serving.Subject.CommonName != "system:node:"+name || len(serving.IPAddresses) == 0 || serving.IPAddresses[0].String() != "127.0.0.1" {
+	if serving.Subject.CommonName != "system:node:"+name || len(serving.IPAddresses) == 0 || serving.IPAddresses[0].String() != ip {
 		t.Errorf("serving certificate: subject %v, IPs %v", serving.Subject, serving.IPAddresses)
 	}
 
