@@ -70,6 +70,7 @@ spec:
   - name: main
     image: docker.io/library/busybox:1.35
     stdin: true
+    stdinOnce: true
     command: ["sh", "-c", "read line; echo got $line"]
 `)
 	n.write("slowstop.yaml", `apiVersion: v1
@@ -183,7 +184,9 @@ spec:
 		t.Errorf("exec -it ... tty: %v %q, want a /dev/pts terminal", err, ttyOut)
 	}
 
-	// attach: the container reads a line from its stdin, answers and exits.
+	// attach: the container reads a line from its stdin, answers and exits. With stdinOnce the
+	// end of our stdin closes the container's and its output goes on until it exits (without,
+	// containerd ends the session when the attached stdin ends, as kubectl users know).
 	out, errOut, code = cli(t, "ping\n", "attach", "-i", socket, reader)
 	if !strings.Contains(out, "got ping") || code != 0 {
 		t.Errorf("attach -i: stdout %q stderr %q code %d", out, errOut, code)
