@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"sort"
+	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -85,6 +86,14 @@ func (m *Manager) toStatus(uid types.UID, c *runtimeapi.Container, s *runtimeapi
 		Hash: hashOf(annotations), RestartCount: restartCountOf(annotations),
 		Reason: s.GetReason(), Message: s.GetMessage(), Resources: container.ResourcesFromCRI(s.GetResources()),
 	}
+	if interruptedStart(cs) {
+		// Not the container's failure: its start was cut off (nodelet killed while it waited
+		// for StartContainer, which the runtime then cancels). It never ran, so it is started
+		// again as one that was only created; the dead instance is garbage collected.
+		klog.V(2).InfoS("A container's start was interrupted; it is started again", "podUID", uid, "container", cs.Name,
+			"containerID", cs.ID, "message", cs.Message)
+		cs.State, cs.ExitCode, cs.Reason, cs.Message, cs.FinishedAt = container.StateCreated, 0, "", "", time.Time{}
+	}
 	fillFromActuated(actuated, cs)
 	if cs.Image == "" {
 		cs.Image = s.GetImage().GetImage()
@@ -93,6 +102,14 @@ func (m *Manager) toStatus(uid types.UID, c *runtimeapi.Container, s *runtimeapi
 		m.addTerminationMessage(uid, cs, annotations[container.ContainerTerminationMessagePolicyAnnotation], s.GetLogPath())
 	}
 	return cs
+}
+
+// interruptedStart reports (pure) whether an exited container never ran because its start was
+// cancelled: containerd marks a container whose task creation was cancelled exited with 128
+// and "failed to create containerd task: ...: context canceled".
+func interruptedStart(cs *container.Status) bool {
+	return cs.State == container.StateExited && cs.StartedAt.IsZero() && cs.ExitCode == 128 &&
+		strings.Contains(cs.Message, "context canceled")
 }
 
 // The end of the log that FallbackToLogsOnError makes the termination message: upstream's
