@@ -561,6 +561,9 @@ type leakCounts struct {
 
 func (l leakCounts) total() int { return l.sandboxes + l.containers + l.mounts + l.cgroups + l.dirs }
 
+// taskBundleDir is where containerd keeps its tasks' bundles (their rootfs mounted inside).
+const taskBundleDir = "/io.containerd.runtime.v2.task/"
+
 // allMounts lists every mount point of this mount namespace.
 func allMounts() map[string]bool {
 	out := map[string]bool{}
@@ -628,10 +631,16 @@ func (n *node) countLeaks(uids, ids []string, baseline map[string]bool) leakCoun
 		if slices.Contains(rootMounts, m) {
 			continue
 		}
-		if slices.ContainsFunc(ids, func(id string) bool { return strings.Contains(m, id) }) {
+		switch {
+		case strings.HasPrefix(m, envDir) && strings.Contains(m, taskBundleDir) && !baseline[m]:
+			// A task bundle's rootfs, which containerd mounts itself when it creates a task and
+			// leaves when that creation is cancelled (nodelet killed during StartContainer); CRI
+			// gives nodelet no hold on it, and RemoveContainer does not unmount it. The runtime's.
+			l.runtimeMounts = append(l.runtimeMounts, m)
+		case slices.ContainsFunc(ids, func(id string) bool { return strings.Contains(m, id) }):
 			l.mounts++
 			l.details = append(l.details, "mount "+m)
-		} else if strings.HasPrefix(m, envDir) && !baseline[m] && !usedBySandbox(ctx, c, m) {
+		case strings.HasPrefix(m, envDir) && !baseline[m] && !usedBySandbox(ctx, c, m):
 			l.runtimeMounts = append(l.runtimeMounts, m)
 		}
 	}
