@@ -879,6 +879,15 @@ func (r *chaosRun) finish(name, faults string, st settled, noRestarts bool) {
 	r.w.stop() // every object is recorded: the leaks are looked for by their IDs
 	ids, podUIDs := r.w.objectIDs()
 	leaks := n.waitNoLeaks(podUIDs, ids, r.baseline, chaosLeakWait)
+	if held := n.interruptedStarts(podUIDs); leaks.total() > 0 && len(held) > 0 {
+		// containerd 2.4 keeps the task of a container whose start a kill cut short ("failed
+		// to create containerd task: ...: context canceled") and refuses to remove the
+		// container ("cannot delete running task"); CRI gives nodelet no way to end that task.
+		// A restart of containerd releases it, and nodelet must then clean up the rest.
+		t.Logf("containerd holds the tasks of %d containers whose start a kill cut short %v; restarting containerd, which releases them", len(held), held)
+		restartTestenvContainerd(t)
+		leaks = n.waitNoLeaks(podUIDs, ids, r.baseline, chaosLeakWait)
+	}
 	t.Logf("pods removed and leaks counted in %v; %s", time.Since(gone).Round(time.Second), r.w.stats())
 	t.Logf("CHAOS name=%s pods=%d %s duplicates=%d lost=%d restarts=%d replaced=%d leaked_sandboxes=%d leaked_containers=%d leaked_mounts=%d leaked_cgroups=%d leaked_dirs=%d runtime_leaked_mounts=%d seconds=%d",
 		name, len(r.pods), faults, dups.total(), len(st.lost), st.total, dups.replaced,
@@ -918,6 +927,47 @@ func (r *chaosRun) finish(name, faults string, st settled, noRestarts bool) {
 	}
 	for _, d := range leaks.details {
 		t.Errorf("leaked: %s", d)
+	}
+}
+
+// interruptedStarts lists the containers of the pods (by UID) that containerd marked exited
+// without their ever starting because their start was cancelled.
+func (n *node) interruptedStarts(uids []string) []string {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := cri.Dial(ctx, n.env.endpoint, 10*time.Second)
+	if err != nil {
+		return nil
+	}
+	defer c.Close()
+	ctrs, err := c.ListContainers(ctx, nil)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, ct := range ctrs {
+		if !slices.Contains(uids, ct.GetLabels()[container.PodUIDLabel]) || ct.GetState() != runtimeapi.ContainerState_CONTAINER_EXITED {
+			continue
+		}
+		st, err := c.ContainerStatus(ctx, ct.GetId(), false)
+		if err == nil && st.GetStatus().GetStartedAt() == 0 && strings.Contains(st.GetStatus().GetMessage(), "context canceled") {
+			out = append(out, fmt.Sprintf("%.12s", ct.GetId()))
+		}
+	}
+	return out
+}
+
+// restartTestenvContainerd SIGKILLs the test environment's containerd and starts it again.
+func restartTestenvContainerd(t *testing.T) {
+	pid := testenvContainerdPID(t)
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatalf("SIGKILL containerd (pid %d): %v", pid, err)
+	}
+	for i := 0; i < 50 && processAlive(pid); i++ {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if out, err := runTestenv("up"); err != nil {
+		t.Fatalf("%s up: %v\n%s", testenvScript, err, out)
 	}
 }
 
