@@ -2,11 +2,9 @@ package agent
 
 import (
 	"context"
-	"crypto/tls"
 	"crypto/x509"
 	"fmt"
 	"net"
-	"os"
 	"path/filepath"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
@@ -63,7 +61,7 @@ func bootstrap(ctx context.Context, cfg Config, clk clock.Clock) error {
 // when it rotates so that the next requests use the new one.
 func clientCertManager(cfg Config, clk clock.Clock, metrics *certificates.Metrics, rc *rest.Config,
 	dial func(ctx context.Context, network, addr string) (net.Conn, error), closeAll func()) (*certificates.Manager, *rest.Config, error) {
-	initial, err := kubeconfigCert(rc)
+	initial, err := certificates.KubeconfigCert(rc)
 	if err != nil {
 		return nil, nil, fmt.Errorf("rotateCertificates: the client certificate of --kubeconfig %s: %w", cfg.Cluster.Kubeconfig, err)
 	}
@@ -83,35 +81,6 @@ func clientCertManager(cfg Config, clk clock.Clock, metrics *certificates.Metric
 		return nil, nil, err
 	}
 	return m, out, nil
-}
-
-// kubeconfigCert is the client certificate rc holds (embedded or in files); nil if none.
-func kubeconfigCert(rc *rest.Config) (*tls.Certificate, error) {
-	certPEM, keyPEM := rc.CertData, rc.KeyData
-	var err error
-	if len(certPEM) == 0 && rc.CertFile != "" {
-		if certPEM, err = os.ReadFile(rc.CertFile); err != nil {
-			return nil, err
-		}
-	}
-	if len(keyPEM) == 0 && rc.KeyFile != "" {
-		if keyPEM, err = os.ReadFile(rc.KeyFile); err != nil {
-			return nil, err
-		}
-	}
-	if len(certPEM) == 0 {
-		return nil, nil
-	}
-	c, err := tls.X509KeyPair(certPEM, keyPEM)
-	if err != nil {
-		return nil, err
-	}
-	if c.Leaf == nil {
-		if c.Leaf, err = x509.ParseCertificate(c.Certificate[0]); err != nil {
-			return nil, err
-		}
-	}
-	return &c, nil
 }
 
 // servingCertManager requests and renews the kubelet API's certificate for the node's name and

@@ -3,6 +3,7 @@ package certificates
 import (
 	"context"
 	"crypto"
+	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"errors"
@@ -20,6 +21,8 @@ import (
 	"k8s.io/client-go/util/keyutil"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+
+	"github.com/nodelet/nodelet/internal/atomicfile"
 )
 
 const (
@@ -156,11 +159,9 @@ func kubeconfigValid(path string, now time.Time) (bool, string) {
 	if err != nil {
 		return false, fmt.Sprintf("unreadable kubeconfig: %v", err)
 	}
-	data := cfg.CertData
-	if len(data) == 0 && cfg.CertFile != "" {
-		if data, err = os.ReadFile(cfg.CertFile); err != nil {
-			return false, fmt.Sprintf("its certificate: %v", err)
-		}
+	data, _, err := clientPEM(cfg)
+	if err != nil {
+		return false, fmt.Sprintf("its certificate: %v", err)
 	}
 	if len(data) == 0 {
 		return false, "the kubeconfig has no client certificate"
@@ -175,6 +176,32 @@ func kubeconfigValid(path string, now time.Time) (bool, string) {
 		}
 	}
 	return true, ""
+}
+
+// clientPEM is the client certificate and key rc holds, embedded or in files.
+func clientPEM(rc *rest.Config) (certPEM, keyPEM []byte, err error) {
+	certPEM, keyPEM = rc.CertData, rc.KeyData
+	if len(certPEM) == 0 && rc.CertFile != "" {
+		if certPEM, err = os.ReadFile(rc.CertFile); err != nil {
+			return nil, nil, err
+		}
+	}
+	if len(keyPEM) == 0 && rc.KeyFile != "" {
+		if keyPEM, err = os.ReadFile(rc.KeyFile); err != nil {
+			return nil, nil, err
+		}
+	}
+	return certPEM, keyPEM, nil
+}
+
+// KubeconfigCert is the client certificate rc holds (embedded or in files), with Leaf set;
+// nil if it holds none.
+func KubeconfigCert(rc *rest.Config) (*tls.Certificate, error) {
+	certPEM, keyPEM, err := clientPEM(rc)
+	if err != nil || len(certPEM) == 0 {
+		return nil, err
+	}
+	return parsePair(certPEM, keyPEM)
 }
 
 // writeKubeconfig writes the node's kubeconfig: the bootstrap kubeconfig's server and CA, and
@@ -202,5 +229,5 @@ func writeKubeconfig(boot *rest.Config, path, pemPath string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("kubeconfig %s: %w", path, err)
 	}
-	return writeFileAtomic(path, data, 0o600)
+	return atomicfile.WriteFile(path, data, 0o600)
 }

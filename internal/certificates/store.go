@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 
 	"k8s.io/utils/clock"
+
+	"github.com/nodelet/nodelet/internal/atomicfile"
 )
 
 // ErrNoCertificate is Store.Current's error when the store has no certificate yet.
@@ -58,7 +60,7 @@ func (s *Store) Update(certPEM, keyPEM []byte) (*tls.Certificate, error) {
 	}
 	name := fmt.Sprintf("%s-%s.pem", s.pair, s.clock.Now().UTC().Format("2006-01-02-15-04-05"))
 	path := filepath.Join(s.dir, name)
-	if err := writeFileAtomic(path, append(append([]byte{}, certPEM...), keyPEM...), 0o600); err != nil {
+	if err := atomicfile.WriteFile(path, append(append([]byte{}, certPEM...), keyPEM...), 0o600); err != nil {
 		return nil, err
 	}
 	tmp := s.CurrentPath() + ".tmp"
@@ -84,33 +86,4 @@ func parsePair(certPEM, keyPEM []byte) (*tls.Certificate, error) {
 		}
 	}
 	return &c, nil
-}
-
-// writeFileAtomic writes data to path through a temporary file and a rename, so a reader
-// (or a restart) sees the old content or the new, never a part.
-func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Chmod(perm); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
 }

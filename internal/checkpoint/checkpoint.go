@@ -17,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+
+	"github.com/nodelet/nodelet/internal/atomicfile"
 )
 
 // Version is the format's version; a file of another version is not read.
@@ -166,28 +168,8 @@ func writeFileAtomic(dir, name string, b []byte) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("create the checkpoint directory: %w", err)
 	}
-	tmp, err := os.CreateTemp(dir, "."+name+".*")
-	if err != nil {
-		return fmt.Errorf("write the checkpoint: %w", err)
-	}
-	defer os.Remove(tmp.Name()) // after the rename: gone already
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write the checkpoint: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("sync the checkpoint: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write the checkpoint: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), filepath.Join(dir, name)); err != nil {
-		return fmt.Errorf("replace the checkpoint: %w", err)
-	}
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync() // the rename itself; a failure here leaves the old or the new file
-		d.Close()
+	if err := atomicfile.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
 	}
 	return nil
 }

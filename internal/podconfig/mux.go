@@ -71,13 +71,7 @@ func (m *Mux) send(ctx context.Context, source string, pods []*v1.Pod, complete 
 	m.sendMu.Lock()
 	defer m.sendMu.Unlock()
 	m.mu.Lock()
-	var updates []PodUpdate
-	var rejections []Rejection
-	if complete {
-		updates, rejections = m.state.Merge(source, pods, m.clock.Now())
-	} else {
-		updates, rejections = m.state.Restore(source, pods, m.clock.Now())
-	}
+	updates, rejections := m.state.merge(source, pods, m.clock.Now(), complete)
 	m.reportRejections(source, rejections)
 	m.mu.Unlock()
 	for _, u := range updates {
