@@ -73,3 +73,40 @@ func TestGoalsTable(t *testing.T) {
 		}
 	}
 }
+
+// TestGoalsTableIssue16: the one-pod start is held to the kubelet and the raw floor + 50 ms, the
+// teardown of goalPods pods (all stopped) to the kubelet, the steady RSS to 0.4 × the kubelet's.
+func TestGoalsTableIssue16(t *testing.T) {
+	ms := func(v ...int) []agentResult {
+		var out []agentResult
+		for _, x := range v {
+			d := time.Duration(x) * time.Millisecond
+			out = append(out, agentResult{ready: d, stopped: 10 * d})
+		}
+		return out
+	}
+	r := report{scaleSettings: scaleSettings{pods: 100, latencyPods: 2, steady: time.Minute, churnRate: 5}, rows: []row{
+		{pods: 1, nodelet: ms(180, 190, 200), kubelet: ms(190, 200, 210),
+			raw: []rawResult{{create: 140 * time.Millisecond}, {create: 150 * time.Millisecond}, {create: 160 * time.Millisecond}}},
+		{pods: 30, nodelet: ms(250, 260, 270), kubelet: ms(240, 250, 300), raw: []rawResult{{create: time.Second, teardown: 2 * time.Second}}},
+	}}
+	for _, x := range []uint64{40, 44, 45} {
+		r.scale.add(kindNodelet, scaleResult{steadyMem: memory{rssKiB: x * 1024}})
+	}
+	for _, x := range []uint64{110, 111, 112} {
+		r.scale.add(kindKubelet, scaleResult{steadyMem: memory{rssKiB: x * 1024}})
+	}
+	got := r.goalsTable()
+	for _, want := range []string{
+		// 1 pod: worst 0.20 ≤ kubelet's 0.20 and ≤ floor 0.15 + 0.05.
+		"| start, 1 pod: Running after | 0.19 s (worst 0.20) | 0.20 s (worst 0.21) | 0.95 | ≤ kubelet, ≤ raw CRI floor + 50 ms | yes |",
+		// 30 pods stopped: worst 2.70 > kubelet's median 2.50; the median 2.60 too.
+		"| teardown, 30 pods: all stopped after | 2.60 s (worst 2.70) | 2.50 s (worst 3.00) | 1.04 | ≤ kubelet | no |",
+		// RSS: 44 ≤ 0.4 × 111 = 44.4 but the worst 45 is not.
+		"| steady state, 100 pods: RSS MiB | 44.0 (worst 45.0) | 111.0 (worst 112.0) | 0.40 | ≤ 0.4 × kubelet | median only |",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("goals table lacks %q:\n%s", want, got)
+		}
+	}
+}

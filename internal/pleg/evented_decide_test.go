@@ -215,3 +215,44 @@ func dump(p *container.Pod) string {
 	}
 	return s
 }
+
+func TestServeDecision(t *testing.T) {
+	now := time.Date(2026, 11, 28, 1, 0, 0, 0, time.UTC)
+	before, after := now.Add(-time.Millisecond), now.Add(time.Millisecond)
+	tests := []struct {
+		name       string
+		waiting    map[types.UID]time.Time
+		wantUIDs   []types.UID
+		wantRelist bool
+	}{
+		{"nobody waits", nil, nil, false},
+		{"one pod: inspected alone", map[types.UID]time.Time{"a": before}, []types.UID{"a"}, false},
+		{"one pod waiting past now: left for later", map[types.UID]time.Time{"a": after}, nil, false},
+		{"waiting exactly until now: later", map[types.UID]time.Time{"a": now}, nil, false},
+		{"two pods: one relist", map[types.UID]time.Time{"b": before, "a": before}, []types.UID{"a", "b"}, true},
+		{"two waiting, one past now: inspected alone", map[types.UID]time.Time{"a": before, "b": after}, []types.UID{"a"}, false},
+		{"thirty pods being stopped: one relist", thirty(before), thirtyUIDs(), true},
+	}
+	for _, tc := range tests {
+		uids, relist := serveDecision(tc.waiting, now)
+		if !reflect.DeepEqual(uids, tc.wantUIDs) || relist != tc.wantRelist {
+			t.Errorf("%s: serveDecision = %v, %v; want %v, %v", tc.name, uids, relist, tc.wantUIDs, tc.wantRelist)
+		}
+	}
+}
+
+func thirty(minTime time.Time) map[types.UID]time.Time {
+	m := map[types.UID]time.Time{}
+	for _, uid := range thirtyUIDs() {
+		m[uid] = minTime
+	}
+	return m
+}
+
+func thirtyUIDs() []types.UID {
+	out := make([]types.UID, 30)
+	for i := range out {
+		out[i] = types.UID(fmt.Sprintf("pod-%02d", i))
+	}
+	return out
+}

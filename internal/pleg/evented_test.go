@@ -504,3 +504,39 @@ func TestEventedServesWorkerWaitingDuringInspection(t *testing.T) {
 		}
 	})
 }
+
+// Workers of several pods waiting at once (a burst of deleted pods being stopped) are served by
+// one full relist, which inspects only the pods that changed, not by an inspection per pod.
+func TestEventedServesManyWaitingWorkersWithOneRelist(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newEvented(t, nil, pod("a", sbx("s1", running), ctr("c1", running)),
+			pod("b", sbx("s2", running), ctr("c2", running)), pod("c", sbx("s3", running), ctr("c3", running)))
+		h.up(t)
+		lists := h.lists()
+
+		// The three workers' syncs end now; c's started a container (the listing shows it).
+		lastSync := h.clock.Now()
+		h.setPods(pod("a", sbx("s1", running), ctr("c1", running)), pod("b", sbx("s2", running), ctr("c2", running)),
+			pod("c", sbx("s3", running), ctr("c3", running), ctr("c4", running)))
+		var workers []<-chan result
+		for _, uid := range []types.UID{"a", "b", "c"} {
+			workers = append(workers, getNewerThanAsync(t.Context(), h.cache, uid, lastSync))
+		}
+		for _, w := range workers {
+			requireBlocked(t, w)
+		}
+		h.step(time.Second)
+		for i, w := range workers {
+			if r := requireResult(t, w); r.err != nil || r.status == nil {
+				t.Errorf("worker %d got %+v, %v", i, r.status, r.err)
+			}
+		}
+		h.requireLists(t, "three waiting", lists+1)
+		if _, inspected := h.rt.calls(); !reflect.DeepEqual(inspected, []types.UID{"c"}) {
+			t.Errorf("inspected %v, want only the pod that changed", inspected)
+		}
+		if got := h.received(); len(got) != 1 || got[0].ID != "c" || got[0].Type != ContainerStarted {
+			t.Errorf("events %v, want c's container started", got)
+		}
+	})
+}
