@@ -57,16 +57,16 @@ func (r scaleResult) summary() string {
 // measure is one line of the summary table: a figure of each run of an agent, summarised as
 // the median and the worst run (the largest: for every figure here, more is worse).
 type measure struct {
-	name   string
-	prec   int
-	unit   string
-	goal   string
-	burst  func(agentResult) float64 // from the burst runs of burstPods pods (goalPods if 0), or
-	scale  func(scaleResult) float64 // from the scale sessions
+	name  string
+	prec  int
+	unit  string
+	goal  string
+	burst func(agentResult) float64 // from the burst runs of burstPods pods (goalPods if 0), or
+	scale func(scaleResult) float64 // from the scale sessions
 	// burstPods is the pod count of a burst measure; 0 means goalPods.
 	burstPods int
 	// floor is the raw CRI floor a burst measure compares with; nil means the creation.
-	floor func(rawResult) float64
+	floor  func(rawResult) float64
 	met    func(n, k, floor float64) bool
 	nodel  []float64 // filled by values
 	kubel  []float64
