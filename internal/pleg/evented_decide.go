@@ -156,10 +156,10 @@ func eventPod(e *runtimeapi.ContainerEventResponse) (uid types.UID, name, namesp
 }
 
 // relistForWaiting is the number of waiting pods from which serving them takes one full relist
-// instead of an inspection each. A relist lists the runtime in two calls and inspects only the
-// pods that changed (none, for pods that are only being stopped); an inspection costs three calls
-// or more per pod, one pod after the other. When 30 deleted pods were stopped at once, 30
-// inspections against a runtime busy stopping them delayed the last kill by a second.
+// instead of an inspection each: the relist lists the runtime once and inspects the waited pods
+// (and those that changed) relistConcurrency at a time, where on-demand inspections run one after
+// the other. When 30 deleted pods were stopped at once, 30 inspections in a row against a runtime
+// busy stopping them delayed the last kill by a second.
 const relistForWaiting = 2
 
 // serveDecision decides how to serve the pod workers waiting on the cache, from each waiting

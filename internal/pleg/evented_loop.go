@@ -40,7 +40,12 @@ func (e *Evented) run(ctx context.Context, ticker clock.Ticker) {
 
 // relist runs a full relist and records it, telling the operator when it made the stream up.
 func (e *Evented) relist(ctx context.Context, logger klog.Logger, s loopState) loopState {
-	start, ok := e.generic.relist(ctx)
+	return e.relistWaited(ctx, logger, s, nil)
+}
+
+// relistWaited is relist, inspecting the waited pods too (Generic.relist).
+func (e *Evented) relistWaited(ctx context.Context, logger klog.Logger, s loopState, waited []types.UID) loopState {
+	start, ok := e.generic.relist(ctx, waited)
 	next := afterRelist(s, start, ok, e.timing)
 	if next.stream == streamUp && s.stream != streamUp {
 		e.up.Store(true)
@@ -118,7 +123,7 @@ func (e *Evented) serveWaiting(ctx context.Context, logger klog.Logger, s loopSt
 	uids, relistAll := serveDecision(e.cache.Waiting(), e.clock.Now())
 	if relistAll {
 		logger.V(4).Info("EventedPLEG: pod workers wait on several pods; relisting once for them all", "pods", len(uids))
-		return e.relist(ctx, logger, s)
+		return e.relistWaited(ctx, logger, s, uids)
 	}
 	for _, uid := range uids {
 		e.generic.relistPod(ctx, uid, "", "")
