@@ -43,9 +43,8 @@
 //     are lost.
 //   - With the global timestamp moving only every few minutes, a worker whose sync changed nothing
 //     (so no event follows) would wait that long. Instead the cache tells Evented which pods
-//     workers wait on (Cache.Waits, Cache.Waiting), and Evented inspects them on demand, or runs
-//     one full relist when several pods are waited on at once (serveDecision); the inspection or
-//     relist starts after the wait began, so it answers the wait truthfully.
+//     workers wait on (Cache.Waits, Cache.Waiting), and Evented inspects them on demand; the
+//     inspection starts after the wait began, so it answers the wait truthfully.
 //
 // So correctness never depends on the stream: events that are late, duplicated, reordered or lost
 // change only how soon a change is noticed, never what a worker is shown.

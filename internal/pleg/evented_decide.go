@@ -3,7 +3,6 @@ package pleg
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -153,24 +152,4 @@ func eventPod(e *runtimeapi.ContainerEventResponse) (uid types.UID, name, namesp
 		}
 	}
 	return "", "", ""
-}
-
-// relistForWaiting is the number of waiting pods from which serving them takes one full relist
-// instead of an inspection each: the relist lists the runtime once and inspects the waited pods
-// (and those that changed) relistConcurrency at a time, where on-demand inspections run one after
-// the other. When 30 deleted pods were stopped at once, 30 inspections in a row against a runtime
-// busy stopping them delayed the last kill by a second.
-const relistForWaiting = 2
-
-// serveDecision decides how to serve the pod workers waiting on the cache, from each waiting
-// pod's minimum time: the pods whose minimum time has passed (sorted), and whether one full relist
-// serves them rather than an inspection each. A worker waiting past now is left for later.
-func serveDecision(waiting map[types.UID]time.Time, now time.Time) (uids []types.UID, relistAll bool) {
-	for uid, minTime := range waiting {
-		if now.After(minTime) {
-			uids = append(uids, uid)
-		}
-	}
-	slices.Sort(uids)
-	return uids, len(uids) >= relistForWaiting
 }

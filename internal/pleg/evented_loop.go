@@ -27,25 +27,20 @@ func (e *Evented) run(ctx context.Context, ticker clock.Ticker) {
 			if relistDue(s, e.clock.Now(), e.timing) {
 				s = e.relist(ctx, logger, s)
 			}
-			s = e.serveWaiting(ctx, logger, s)
+			e.serveWaiting(ctx)
 		case c := <-e.changes:
 			s = e.follow(ctx, logger, s, c)
 		case <-e.wake:
 			s = e.inspectPending(ctx, logger, s)
 		case <-e.cache.Waits():
-			s = e.serveWaiting(ctx, logger, s)
+			e.serveWaiting(ctx)
 		}
 	}
 }
 
 // relist runs a full relist and records it, telling the operator when it made the stream up.
 func (e *Evented) relist(ctx context.Context, logger klog.Logger, s loopState) loopState {
-	return e.relistWaited(ctx, logger, s, nil)
-}
-
-// relistWaited is relist, inspecting the waited pods too (Generic.relist).
-func (e *Evented) relistWaited(ctx context.Context, logger klog.Logger, s loopState, waited []types.UID) loopState {
-	start, ok := e.generic.relist(ctx, waited)
+	start, ok := e.generic.relist(ctx)
 	next := afterRelist(s, start, ok, e.timing)
 	if next.stream == streamUp && s.stream != streamUp {
 		e.up.Store(true)
@@ -111,22 +106,25 @@ func (e *Evented) inspectPending(ctx context.Context, logger klog.Logger, s loop
 	return s
 }
 
-// serveWaiting serves the pod workers that wait on the cache (Cache.GetNewerThan) and that it
+// serveWaiting inspects the pods that pod workers wait on (Cache.GetNewerThan) and that the cache
 // cannot answer yet: while the stream is up, the cache's global timestamp moves only every
 // SafetyRelistPeriod, so without this a worker whose sync changed nothing (hence no event) would
 // wait that long; while it is not up yet (the first RelistPeriod after start, or after a break),
 // a worker would wait for the next relist, up to RelistPeriod (a pod written at start-up waited
-// 0.4 s in the benchmark). The inspection's or relist's timestamp is taken after the worker's wait
-// began, so it releases the worker with a status that includes everything its last sync did. A
-// worker waiting past the current time is left for the next tick. What to do is serveDecision's.
-func (e *Evented) serveWaiting(ctx context.Context, logger klog.Logger, s loopState) loopState {
-	uids, relistAll := serveDecision(e.cache.Waiting(), e.clock.Now())
-	if relistAll {
-		logger.V(4).Info("EventedPLEG: pod workers wait on several pods; relisting once for them all", "pods", len(uids))
-		return e.relistWaited(ctx, logger, s, uids)
+// 0.4 s in the benchmark). The inspection's timestamp is taken after the worker's wait began, so
+// it releases the worker with a status that includes everything its last sync did. A worker
+// waiting past the current time is left for the next tick.
+func (e *Evented) serveWaiting(ctx context.Context) {
+	now := e.clock.Now()
+	waiting := e.cache.Waiting()
+	uids := make([]types.UID, 0, len(waiting))
+	for uid, minTime := range waiting {
+		if now.After(minTime) {
+			uids = append(uids, uid)
+		}
 	}
+	slices.SortFunc(uids, func(a, b types.UID) int { return cmp.Compare(a, b) })
 	for _, uid := range uids {
 		e.generic.relistPod(ctx, uid, "", "")
 	}
-	return s
 }

@@ -164,14 +164,11 @@ func (g *Generic) RequestReinspect(uid types.UID) {
 // Relist lists the runtime, inspects the pods that changed (or are to be re-inspected), updates
 // the cache and sends events. Start calls it periodically; it is safe to call concurrently.
 func (g *Generic) Relist(ctx context.Context) {
-	g.relist(ctx, nil)
+	g.relist(ctx)
 }
 
-// relist is Relist; it returns the relist's timestamp and whether the listing succeeded. The pods
-// in waited (those pod workers wait on) are inspected too, changed or not, so that each worker
-// sees what its last sync did even where a listing does not show it (a container's resources
-// after a resize); unchanged, they send no event.
-func (g *Generic) relist(ctx context.Context, waited []types.UID) (timestamp time.Time, ok bool) {
+// relist is Relist; it returns the relist's timestamp and whether the listing succeeded.
+func (g *Generic) relist(ctx context.Context) (timestamp time.Time, ok bool) {
 	g.relistMu.Lock()
 	defer g.relistMu.Unlock()
 	logger := klog.FromContext(ctx)
@@ -216,13 +213,6 @@ func (g *Generic) relist(ctx context.Context, waited []types.UID) (timestamp tim
 		}
 	}
 	g.reinspectMu.Unlock()
-	quiet := map[types.UID]bool{}
-	for _, uid := range waited {
-		if cur[uid] != nil && !slices.Contains(inspect, uid) {
-			inspect = append(inspect, uid)
-			quiet[uid] = true
-		}
-	}
 	slices.SortFunc(inspect, func(a, b types.UID) int { return cmp.Compare(a, b) })
 
 	next := make(map[types.UID]*container.Pod, len(cur))
@@ -248,9 +238,6 @@ func (g *Generic) relist(ctx context.Context, waited []types.UID) (timestamp tim
 		}
 		podEvents := byPod[uid]
 		if len(podEvents) == 0 {
-			if quiet[uid] {
-				continue // inspected for a waiting worker, which the cache's new entry releases
-			}
 			// Re-inspected without a change: make sure the pod is synced after all.
 			podEvents = []Event{{ID: uid, Type: PodSync}}
 		}
