@@ -885,7 +885,7 @@ func (r *chaosRun) finish(name, faults string, st settled, noRestarts bool) {
 		// container ("cannot delete running task"); CRI gives nodelet no way to end that task.
 		// A restart of containerd releases it, and nodelet must then clean up the rest.
 		t.Logf("containerd holds the tasks of %d containers whose start a kill cut short %v; restarting containerd, which releases them", len(held), held)
-		restartTestenvContainerd(t)
+		restartTestenvContainerd(t, 0)
 		leaks = n.waitNoLeaks(podUIDs, ids, r.baseline, chaosLeakWait)
 	}
 	t.Logf("pods removed and leaks counted in %v; %s", time.Since(gone).Round(time.Second), r.w.stats())
@@ -957,18 +957,23 @@ func (n *node) interruptedStarts(uids []string) []string {
 	return out
 }
 
-// restartTestenvContainerd SIGKILLs the test environment's containerd and starts it again.
-func restartTestenvContainerd(t *testing.T) {
-	pid := testenvContainerdPID(t)
+// restartTestenvContainerd SIGKILLs the test environment's containerd, waits for it to exit,
+// leaves it down for downFor and starts it again. It returns the killed pid and when it had
+// exited.
+func restartTestenvContainerd(t *testing.T, downFor time.Duration) (pid int, killed time.Time) {
+	pid = testenvContainerdPID(t)
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatalf("SIGKILL containerd (pid %d): %v", pid, err)
 	}
 	for i := 0; i < 50 && processAlive(pid); i++ {
 		time.Sleep(100 * time.Millisecond)
 	}
+	killed = time.Now()
+	time.Sleep(downFor)
 	if out, err := runTestenv("up"); err != nil {
 		t.Fatalf("%s up: %v\n%s", testenvScript, err, out)
 	}
+	return pid, killed
 }
 
 // TestChaosKillNodeletDuringBurst: 30 pods are written at once and nodelet is SIGKILLed 20
@@ -1066,19 +1071,8 @@ func TestChaosContainerdRestartDuringBurst(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	ready := r.w.readyPods()
-	pid := testenvContainerdPID(t)
 	down := time.Now()
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-		t.Fatalf("SIGKILL containerd (pid %d): %v", pid, err)
-	}
-	for i := 0; i < 50 && processAlive(pid); i++ {
-		time.Sleep(100 * time.Millisecond)
-	}
-	killed := time.Now()
-	time.Sleep(3 * time.Second)
-	if out, err := runTestenv("up"); err != nil {
-		t.Fatalf("%s up: %v\n%s", testenvScript, err, out)
-	}
+	pid, killed := restartTestenvContainerd(t, 3*time.Second)
 	r.runtimeDown = [2]time.Time{down, time.Now()}
 	t.Logf("containerd SIGKILLed %v after the burst, with %d pods' sandboxes ready; answering again %v later (pid %d before)",
 		killed.Sub(burst).Round(100*time.Millisecond), ready, time.Since(killed).Round(100*time.Millisecond), pid)
